@@ -1,0 +1,84 @@
+package codecbench
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/go-rocketmq/rocketmq/interop/internal/official"
+)
+
+// Sinks keep the compiler from dropping results.
+var (
+	sinkInt  int
+	sinkAny  any
+	sinkMsgs []*primitive.MessageExt
+)
+
+// BenchmarkEncodeSendV2 measures what each client does per send: turn the
+// typed SEND_MESSAGE_V2 header into extFields and write the whole frame
+// (1 KiB body) into a reused buffer.
+func BenchmarkEncodeSendV2(b *testing.B) {
+	for _, c := range codecs {
+		b.Run(c.name+"/official", func(b *testing.B) {
+			prev := official.SetCodecType(c.codec)
+			defer official.SetCodecType(prev)
+			h := sendHeaderOfficial()
+			body := body(0)
+			var buf bytes.Buffer
+			b.SetBytes(int64(len(sendFrame(b, c.codec))))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cmd := official.NewRequest(official.ReqSendMessageV2, official.EncodeSendV2(h), body)
+				buf.Reset()
+				if err := official.WriteTo(cmd, &buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sinkInt = buf.Len()
+		})
+	}
+}
+
+// BenchmarkDecodeSendV2 decodes one SEND_MESSAGE_V2 request frame into a
+// command (header, extFields, owned body), as a broker does on receipt.
+func BenchmarkDecodeSendV2(b *testing.B) {
+	for _, c := range codecs {
+		frame := sendFrame(b, c.codec)
+		b.Run(c.name+"/official", func(b *testing.B) {
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				cmd, err := official.Decode(frame[4:])
+				if err != nil {
+					b.Fatal(err)
+				}
+				sinkAny = cmd
+			}
+		})
+	}
+}
+
+// BenchmarkDecodePull32x1KiB decodes a PULL_MESSAGE response frame and the
+// 32 stored messages in its body, as a consumer does per pull.
+func BenchmarkDecodePull32x1KiB(b *testing.B) {
+	for _, c := range codecs {
+		frame := pullFrame(b, c.codec)
+		b.Run(c.name+"/official", func(b *testing.B) {
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				cmd, err := official.Decode(frame[4:])
+				if err != nil {
+					b.Fatal(err)
+				}
+				msgs := primitive.DecodeMessage(cmd.Body)
+				if len(msgs) != pullCount {
+					b.Fatalf("decoded %d messages", len(msgs))
+				}
+				sinkMsgs = msgs
+			}
+		})
+	}
+}
