@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/go-rocketmq/rocketmq/interop/internal/official"
+	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
 // Sinks keep the compiler from dropping results.
@@ -41,11 +42,64 @@ func BenchmarkEncodeSendV2(b *testing.B) {
 	}
 }
 
+// BenchmarkEncodeSendV2Frame isolates the frame encoder: the command,
+// extFields included, is built once and only written per iteration.
+func BenchmarkEncodeSendV2Frame(b *testing.B) {
+	for _, c := range codecs {
+		b.Run(c.name+"/ours", func(b *testing.B) {
+			cmd := remoting.NewRequest(remoting.SendMessageV2, sendExtOurs(), body(0))
+			cmd.Serialize = remoting.SerializeType(c.codec)
+			out, err := cmd.AppendFrame(nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(out)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cmd.Opaque = int32(i)
+				if out, err = cmd.AppendFrame(out[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sinkInt = len(out)
+		})
+		b.Run(c.name+"/official", func(b *testing.B) {
+			prev := official.SetCodecType(c.codec)
+			defer official.SetCodecType(prev)
+			cmd := official.NewRequest(official.ReqSendMessageV2, official.EncodeSendV2(sendHeaderOfficial()), body(0))
+			var buf bytes.Buffer
+			b.SetBytes(int64(len(sendFrame(b, c.codec))))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cmd.Opaque = int32(i)
+				buf.Reset()
+				if err := official.WriteTo(cmd, &buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			sinkInt = buf.Len()
+		})
+	}
+}
+
 // BenchmarkDecodeSendV2 decodes one SEND_MESSAGE_V2 request frame into a
 // command (header, extFields, owned body), as a broker does on receipt.
 func BenchmarkDecodeSendV2(b *testing.B) {
 	for _, c := range codecs {
 		frame := sendFrame(b, c.codec)
+		b.Run(c.name+"/ours", func(b *testing.B) {
+			b.SetBytes(int64(len(frame)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				cmd, n, err := remoting.DecodeFrame(frame, remoting.DefaultMaxFrameSize)
+				if err != nil || n != len(frame) {
+					b.Fatal(n, err)
+				}
+				sinkAny = cmd
+			}
+		})
 		b.Run(c.name+"/official", func(b *testing.B) {
 			b.SetBytes(int64(len(frame)))
 			b.ReportAllocs()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/interop/internal/official"
+	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
 // The workload of the issue: one SEND_MESSAGE_V2 request with a 1 KiB body,
@@ -56,6 +57,28 @@ func sendHeaderOfficial() *official.SendHeaderV2 {
 		DefaultTopicQueueNums: 4,
 		BrokerName:            brokerName,
 	}}
+}
+
+// sendExtOurs is the SEND_MESSAGE_V2 extFields of sendHeaderOfficial, in
+// the a..n order Java's fast encoder writes.
+func sendExtOurs() remoting.ExtFields {
+	h := sendHeaderOfficial()
+	return remoting.ExtFields{
+		{Key: "a", Value: h.ProducerGroup},
+		{Key: "b", Value: h.Topic},
+		{Key: "c", Value: h.DefaultTopic},
+		{Key: "d", Value: "4"},
+		{Key: "e", Value: "3"},
+		{Key: "f", Value: "0"},
+		{Key: "g", Value: fmt.Sprint(h.BornTimestamp)},
+		{Key: "h", Value: "0"},
+		{Key: "i", Value: h.Properties},
+		{Key: "j", Value: "0"},
+		{Key: "k", Value: "false"},
+		{Key: "l", Value: "0"},
+		{Key: "m", Value: "false"},
+		{Key: "n", Value: h.BrokerName},
+	}
 }
 
 // sendFrame returns a SEND_MESSAGE_V2 request frame (length prefix
