@@ -1,0 +1,92 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// Defaults used when a Config field is zero.
+const (
+	DefaultMaxHandlers   = 4096
+	DefaultInvokeTimeout = 3 * time.Second // Java's default RPC timeout
+)
+
+// Config configures a Server. The zero value is usable.
+type Config struct {
+	// Logger receives the server's logs and gnet's. nil discards them.
+	Logger *slog.Logger
+
+	// MaxFrameSize bounds a whole inbound frame, length prefix included.
+	// Zero means remoting.DefaultMaxFrameSize. A larger frame closes the
+	// connection that sent it, as Java's frame decoder does.
+	MaxFrameSize int
+
+	// MaxHandlers bounds the handlers running at once, across connections.
+	// A request arriving while the bound is reached is answered with
+	// SYSTEM_BUSY instead of waiting (the event loop never blocks).
+	// Zero means DefaultMaxHandlers.
+	MaxHandlers int
+
+	// Multicore runs one event loop per CPU; otherwise one loop serves every
+	// connection. EventLoops > 0 sets the number of loops explicitly.
+	Multicore  bool
+	EventLoops int
+
+	// InvokeTimeout bounds Conn.Invoke when its ctx has no deadline.
+	// Zero means DefaultInvokeTimeout.
+	InvokeTimeout time.Duration
+
+	// TCPKeepAlive enables TCP keep-alive with this idle time; zero leaves
+	// it off, like Java's NettyRemotingServer.
+	TCPKeepAlive time.Duration
+
+	// TCPDelay turns Nagle's algorithm back on (TCP_NODELAY is set by default).
+	TCPDelay bool
+}
+
+func (c Config) withDefaults() Config {
+	if c.Logger == nil {
+		c.Logger = slog.New(discardHandler{})
+	}
+	if c.MaxFrameSize <= 0 {
+		c.MaxFrameSize = remoting.DefaultMaxFrameSize
+	}
+	if c.MaxHandlers <= 0 {
+		c.MaxHandlers = DefaultMaxHandlers
+	}
+	if c.InvokeTimeout <= 0 {
+		c.InvokeTimeout = DefaultInvokeTimeout
+	}
+	return c
+}
+
+// discardHandler is a slog.Handler that drops everything (slog.DiscardHandler
+// needs Go 1.24; go.mod says 1.22).
+type discardHandler struct{}
+
+func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
+func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
+func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
+func (d discardHandler) WithGroup(string) slog.Handler           { return d }
+
+// gnetLogger adapts slog to gnet's logging.Logger. gnet's Info lines are
+// start-up chatter, so they go to Debug; Fatalf never exits the process.
+type gnetLogger struct{ l *slog.Logger }
+
+func (g gnetLogger) Debugf(format string, args ...any) { g.log(slog.LevelDebug, format, args) }
+func (g gnetLogger) Infof(format string, args ...any)  { g.log(slog.LevelDebug, format, args) }
+func (g gnetLogger) Warnf(format string, args ...any)  { g.log(slog.LevelWarn, format, args) }
+func (g gnetLogger) Errorf(format string, args ...any) { g.log(slog.LevelError, format, args) }
+func (g gnetLogger) Fatalf(format string, args ...any) { g.log(slog.LevelError, format, args) }
+
+func (g gnetLogger) log(level slog.Level, format string, args []any) {
+	ctx := context.Background()
+	if !g.l.Enabled(ctx, level) {
+		return
+	}
+	g.l.Log(ctx, level, fmt.Sprintf(format, args...))
+}

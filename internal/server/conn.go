@@ -1,0 +1,297 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// maxKeptBuffer is the largest write buffer a connection keeps for reuse;
+// a bigger one (after a large pull response) is left to the GC.
+const maxKeptBuffer = 256 << 10
+
+// Conn is one client connection. Its methods are safe for concurrent use.
+type Conn struct {
+	srv       *Server
+	gc        gnet.Conn
+	id        uint64
+	local     net.Addr
+	remote    net.Addr
+	remoteStr string
+
+	ctx    context.Context // cancelled when the connection or server closes
+	cancel context.CancelFunc
+	closed chan struct{}
+
+	// Write coalescing: writers append encoded frames to out and schedule
+	// one flush task on the event loop; the task writes everything queued
+	// by then in one call.
+	mu       sync.Mutex
+	out      []byte
+	flushing bool
+	spare    []byte // event loop only
+	loopDone bool   // event loop only: OnClose ran, gc must not be used
+
+	pmu        sync.Mutex
+	pending    map[int32]chan *remoting.Command // server→client calls by opaque
+	pendClosed bool
+	nextOpaque atomic.Int32
+
+	vmu    sync.Mutex
+	values map[any]any
+}
+
+func newConn(s *Server, gc gnet.Conn) *Conn {
+	ctx, cancel := context.WithCancel(s.baseCtx)
+	c := &Conn{
+		srv:    s,
+		gc:     gc,
+		id:     s.nextConn.Add(1),
+		local:  localAddr(gc.Fd(), gc.LocalAddr()),
+		remote: gc.RemoteAddr(),
+		ctx:    ctx,
+		cancel: cancel,
+		closed: make(chan struct{}),
+	}
+	if c.remote != nil {
+		c.remoteStr = c.remote.String()
+	}
+	return c
+}
+
+// ID is unique among the connections of one server.
+func (c *Conn) ID() uint64 { return c.id }
+
+// RemoteAddr is the client's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.remote }
+
+// LocalAddr is the server side address of the connection.
+func (c *Conn) LocalAddr() net.Addr { return c.local }
+
+// RemoteAddrPort is RemoteAddr as a netip.AddrPort (zero if not TCP).
+func (c *Conn) RemoteAddrPort() netip.AddrPort {
+	if a, ok := c.remote.(*net.TCPAddr); ok {
+		return a.AddrPort()
+	}
+	return netip.AddrPort{}
+}
+
+// String returns the remote address, as logs name a client.
+func (c *Conn) String() string { return c.remoteStr }
+
+// Context is cancelled when the connection or the server closes.
+func (c *Conn) Context() context.Context { return c.ctx }
+
+// Closed is closed once the connection has closed.
+func (c *Conn) Closed() <-chan struct{} { return c.closed }
+
+// IsClosed reports whether the connection has closed.
+func (c *Conn) IsClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// SetValue stores per-connection state (a client id, say) under key.
+func (c *Conn) SetValue(key, value any) {
+	c.vmu.Lock()
+	if c.values == nil {
+		c.values = make(map[any]any)
+	}
+	c.values[key] = value
+	c.vmu.Unlock()
+}
+
+// Value returns what SetValue stored under key, or nil.
+func (c *Conn) Value(key any) any {
+	c.vmu.Lock()
+	defer c.vmu.Unlock()
+	return c.values[key]
+}
+
+// Close closes the connection; Closed fires once it is done.
+func (c *Conn) Close() error {
+	s := c.srv
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if s.stopped {
+		return ErrServerClosed
+	}
+	if c.IsClosed() {
+		return nil
+	}
+	return c.gc.Close()
+}
+
+// Reply sends resp as the answer to req: opaque and serialize type come from
+// req and the response flag is set. resp itself is not modified. Replying
+// to a oneway request does nothing.
+func (c *Conn) Reply(req, resp *remoting.Command) error {
+	if req.IsOneway() {
+		return nil
+	}
+	r := *resp
+	r.Opaque = req.Opaque
+	r.Flag = (r.Flag | remoting.FlagResponse) &^ remoting.FlagOneway
+	r.Serialize = req.Serialize
+	return c.send(&r)
+}
+
+// Invoke sends a request to the client and waits for its response. The
+// request is sent with a fresh opaque and no response/oneway flags; req is
+// not modified. Without a deadline on ctx the server's InvokeTimeout
+// applies. The call fails early if the connection or the server closes.
+func (c *Conn) Invoke(ctx context.Context, req *remoting.Command) (*remoting.Command, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.srv.cfg.InvokeTimeout)
+		defer cancel()
+	}
+	r := *req
+	r.Opaque = c.nextOpaque.Add(1)
+	r.Flag &^= remoting.FlagResponse | remoting.FlagOneway
+
+	ch := make(chan *remoting.Command, 1)
+	c.pmu.Lock()
+	if c.pendClosed {
+		c.pmu.Unlock()
+		return nil, ErrConnClosed
+	}
+	if c.pending == nil {
+		c.pending = make(map[int32]chan *remoting.Command)
+	}
+	c.pending[r.Opaque] = ch
+	c.pmu.Unlock()
+
+	if err := c.send(&r); err != nil {
+		c.forget(r.Opaque)
+		return nil, err
+	}
+	select {
+	case resp := <-ch:
+		return resp, nil
+	case <-ctx.Done():
+		c.forget(r.Opaque)
+		err := ctx.Err()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w: code %d opaque %d to %s: %w", ErrTimeout, r.Code, r.Opaque, c.remoteStr, err)
+		}
+		return nil, fmt.Errorf("rocketmq: code %d opaque %d to %s: %w", r.Code, r.Opaque, c.remoteStr, err)
+	case <-c.closed:
+		c.forget(r.Opaque)
+		return nil, fmt.Errorf("%w: code %d opaque %d to %s", ErrConnClosed, r.Code, r.Opaque, c.remoteStr)
+	case <-c.srv.done:
+		c.forget(r.Opaque)
+		return nil, ErrServerClosed
+	}
+}
+
+// InvokeOneway sends a request with the oneway flag; no response is expected.
+func (c *Conn) InvokeOneway(req *remoting.Command) error {
+	r := *req
+	r.Opaque = c.nextOpaque.Add(1)
+	r.Flag = (r.Flag | remoting.FlagOneway) &^ remoting.FlagResponse
+	return c.send(&r)
+}
+
+func (c *Conn) forget(opaque int32) {
+	c.pmu.Lock()
+	delete(c.pending, opaque)
+	c.pmu.Unlock()
+}
+
+// deliver hands a response from the client to the Invoke waiting for it.
+// Runs on the event loop.
+func (c *Conn) deliver(resp *remoting.Command) {
+	c.pmu.Lock()
+	ch := c.pending[resp.Opaque]
+	delete(c.pending, resp.Opaque)
+	c.pmu.Unlock()
+	if ch == nil {
+		// Late (timed out) or unasked: some clients answer "oneway"
+		// requests that were sent without the flag.
+		c.srv.log.Debug("response without a pending request", logKeyOpaque, resp.Opaque, logKeyCode, resp.Code, logKeyRemote, c.remoteStr)
+		return
+	}
+	ch <- resp // buffered; one response per opaque
+}
+
+// send encodes cmd onto the connection's write queue and makes sure a flush
+// is scheduled on the event loop.
+func (c *Conn) send(cmd *remoting.Command) error {
+	s := c.srv
+	s.gate.RLock()
+	defer s.gate.RUnlock()
+	if s.stopped {
+		return ErrServerClosed
+	}
+	if c.IsClosed() {
+		return ErrConnClosed
+	}
+	c.mu.Lock()
+	out, err := cmd.AppendFrame(c.out)
+	if err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.out = out
+	schedule := !c.flushing
+	c.flushing = true
+	c.mu.Unlock()
+	if !schedule {
+		return nil
+	}
+	if err := c.gc.EventLoop().Execute(context.Background(), (*flusher)(c)); err != nil {
+		c.mu.Lock()
+		c.flushing = false
+		c.out = c.out[:0]
+		c.mu.Unlock()
+		return fmt.Errorf("rocketmq: write to %s: %w", c.remoteStr, err)
+	}
+	return nil
+}
+
+// flusher is Conn's gnet.Runnable: it writes the queued frames on the loop.
+type flusher Conn
+
+func (f *flusher) Run(context.Context) error {
+	c := (*Conn)(f)
+	c.mu.Lock()
+	buf := c.out
+	c.out = c.spare[:0]
+	c.spare = nil
+	c.flushing = false
+	c.mu.Unlock()
+	if !c.loopDone && len(buf) > 0 {
+		// gnet copies what the socket does not take at once.
+		if _, err := c.gc.Write(buf); err != nil {
+			c.srv.log.Debug("write failed", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
+		}
+	}
+	if cap(buf) <= maxKeptBuffer {
+		c.spare = buf[:0]
+	}
+	return nil // an error here would not be reported anywhere useful
+}
+
+// closeOnLoop marks the connection closed; runs in gnet's OnClose.
+func (c *Conn) closeOnLoop() {
+	c.loopDone = true
+	c.pmu.Lock()
+	c.pendClosed = true
+	c.pending = nil
+	c.pmu.Unlock()
+	close(c.closed)
+	c.cancel()
+}

@@ -1,0 +1,416 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// Errors returned by the server and its connections.
+var (
+	ErrServerClosed  = errors.New("rocketmq: server closed")
+	ErrServerStarted = errors.New("rocketmq: server already started")
+	ErrConnClosed    = errors.New("rocketmq: connection closed")
+	ErrTimeout       = errors.New("rocketmq: request timed out")
+)
+
+// Log attribute keys.
+const (
+	logKeyCode   = "code"
+	logKeyOpaque = "opaque"
+	logKeyRemote = "remote"
+	logKeyConn   = "conn"
+)
+
+// maxFramesPerEvent caps the frames decoded in one OnTraffic call so one
+// busy connection cannot starve the others on its loop; the rest is picked
+// up after a Wake.
+const maxFramesPerEvent = 64
+
+// Handler serves one request. A non-nil result is sent as the response
+// (opaque, response flag and serialize type are taken from req). nil sends
+// nothing now; the handler may answer later with c.Reply. Oneway requests
+// never get a response.
+//
+// ctx is cancelled when the connection or the server closes.
+type Handler func(ctx context.Context, c *Conn, req *remoting.Command) *remoting.Command
+
+// Server is a RocketMQ remoting server on gnet. Register handlers, then
+// Start; Close stops it.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	handlers map[int32]Handler
+	fallback Handler
+	onOpen   []func(*Conn)
+	onClose  []func(*Conn)
+
+	baseCtx    context.Context
+	cancelBase context.CancelFunc
+	done       chan struct{} // closed when Close starts
+
+	// gate orders dispatch and writes against Close: dispatch adds to wg
+	// only while !draining, and nothing is handed to gnet once stopped
+	// (gnet's pollers are closed after its engine stops).
+	gate     sync.RWMutex
+	started  bool
+	draining bool
+	stopped  bool
+
+	wg       sync.WaitGroup // running handlers
+	active   atomic.Int64   // running handlers, for MaxHandlers
+	nextConn atomic.Uint64
+
+	eng      gnet.Engine
+	addr     string
+	runDone  chan struct{}
+	runErr   error
+	closedCh chan struct{} // closed when Close has finished
+}
+
+// New returns a server that is not yet listening.
+func New(cfg Config) *Server {
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		handlers:   make(map[int32]Handler),
+		baseCtx:    ctx,
+		cancelBase: cancel,
+		done:       make(chan struct{}),
+		closedCh:   make(chan struct{}),
+	}
+}
+
+func (s *Server) mustNotBeStarted(what string) {
+	s.gate.RLock()
+	started := s.started
+	s.gate.RUnlock()
+	if started {
+		panic("server: " + what + " after Start")
+	}
+}
+
+// Handle registers h for a request code. It must be called before Start.
+func (s *Server) Handle(code int32, h Handler) {
+	s.mustNotBeStarted("Handle")
+	s.handlers[code] = h
+}
+
+// HandleDefault registers h for codes without their own handler. Without
+// one such codes get REQUEST_CODE_NOT_SUPPORTED. Call before Start.
+func (s *Server) HandleDefault(h Handler) {
+	s.mustNotBeStarted("HandleDefault")
+	s.fallback = h
+}
+
+// OnConnOpen adds a callback run on the event loop when a connection opens.
+// It must not block. Call before Start.
+func (s *Server) OnConnOpen(f func(*Conn)) {
+	s.mustNotBeStarted("OnConnOpen")
+	s.onOpen = append(s.onOpen, f)
+}
+
+// OnConnClose adds a callback run on the event loop after a connection has
+// closed (also for every connection when the server closes). It must not
+// block. Call before Start.
+func (s *Server) OnConnClose(f func(*Conn)) {
+	s.mustNotBeStarted("OnConnClose")
+	s.onClose = append(s.onClose, f)
+}
+
+// Start listens on addr ("host:port", port 0 picks a free one; a gnet
+// scheme such as "tcp4://" may be given) and serves in the background. It
+// returns once the listening socket is bound.
+func (s *Server) Start(addr string) error {
+	s.gate.Lock()
+	switch {
+	case s.draining:
+		s.gate.Unlock()
+		return ErrServerClosed
+	case s.started:
+		s.gate.Unlock()
+		return ErrServerStarted
+	}
+	s.started = true
+	s.runDone = make(chan struct{})
+	s.gate.Unlock()
+
+	protoAddr := addr
+	if !strings.Contains(addr, "://") {
+		protoAddr = "tcp://" + addr
+	}
+	opts := []gnet.Option{
+		gnet.WithLogger(gnetLogger{s.log.With("component", "gnet")}),
+		gnet.WithMulticore(s.cfg.Multicore),
+		gnet.WithNumEventLoop(s.cfg.EventLoops),
+		gnet.WithReuseAddr(true), // like Java; lets a test restart a server on its port
+		gnet.WithTCPKeepAlive(s.cfg.TCPKeepAlive),
+	}
+	if s.cfg.TCPDelay {
+		opts = append(opts, gnet.WithTCPNoDelay(gnet.TCPDelay))
+	}
+	booted := make(chan gnet.Engine, 1)
+	go func() {
+		defer close(s.runDone)
+		s.runErr = gnet.Run(&events{s: s, booted: booted}, protoAddr, opts...)
+	}()
+	select {
+	case eng := <-booted:
+		s.eng = eng
+	case <-s.runDone:
+		if s.runErr == nil {
+			s.runErr = ErrServerClosed
+		}
+		return fmt.Errorf("rocketmq: listen on %s: %w", addr, s.runErr)
+	}
+	bound, err := boundAddr(s.eng)
+	if err != nil {
+		s.stopEngine(context.Background())
+		return fmt.Errorf("rocketmq: bound address of %s: %w", addr, err)
+	}
+	s.addr = bound
+	s.log.Debug("server listening", "addr", bound)
+	return nil
+}
+
+// boundAddr reads the real listening address through a duplicate of the
+// listener's descriptor (the configured one may say port 0).
+func boundAddr(eng gnet.Engine) (string, error) {
+	fd, err := eng.Dup()
+	if err != nil {
+		return "", err
+	}
+	f := os.NewFile(uintptr(fd), "listener")
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// Addr returns the bound "host:port" after a successful Start.
+func (s *Server) Addr() string { return s.addr }
+
+// Close stops accepting requests, cancels handler contexts, fails pending
+// server→client calls, waits for running handlers (their responses are
+// still written), then closes every connection and stops gnet. If ctx ends
+// first Close returns its error; handlers still running are then left to
+// finish on their own.
+func (s *Server) Close(ctx context.Context) error {
+	s.gate.Lock()
+	already := s.draining
+	s.draining = true
+	started := s.started
+	s.gate.Unlock()
+	if already {
+		select {
+		case <-s.closedCh:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+
+	close(s.done)
+	s.cancelBase()
+	if !started {
+		close(s.closedCh)
+		return nil
+	}
+
+	var err error
+	workersDone := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(workersDone)
+	}()
+	select {
+	case <-workersDone:
+	case <-ctx.Done():
+		err = fmt.Errorf("rocketmq: server close: handlers still running: %w", ctx.Err())
+	}
+
+	s.gate.Lock()
+	s.stopped = true
+	s.gate.Unlock()
+
+	if e := s.stopEngine(ctx); e != nil && err == nil {
+		err = e
+	}
+	if err == nil {
+		close(s.closedCh)
+	}
+	return err
+}
+
+// stopEngine asks gnet to stop and waits for gnet.Run to return. Engine.Stop
+// polls every 500 ms, so it is cancelled as soon as Run has returned.
+func (s *Server) stopEngine(ctx context.Context) error {
+	stopCtx, cancel := context.WithCancel(ctx)
+	stopErr := make(chan error, 1)
+	go func() { stopErr <- s.eng.Stop(stopCtx) }()
+	var err error
+	select {
+	case <-s.runDone:
+	case <-ctx.Done():
+		err = fmt.Errorf("rocketmq: server close: gnet still running: %w", ctx.Err())
+	}
+	cancel()
+	<-stopErr
+	return err
+}
+
+// events is the gnet event handler.
+type events struct {
+	gnet.BuiltinEventEngine
+	s      *Server
+	booted chan gnet.Engine
+}
+
+func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
+	e.booted <- eng
+	return gnet.None
+}
+
+func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
+	s := e.s
+	c := newConn(s, gc)
+	gc.SetContext(c)
+	s.log.Debug("connection opened", logKeyConn, c.id, logKeyRemote, c.remoteStr)
+	for _, f := range s.onOpen {
+		f(c)
+	}
+	return nil, gnet.None
+}
+
+func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
+	c, _ := gc.Context().(*Conn)
+	if c == nil {
+		return gnet.None
+	}
+	c.closeOnLoop()
+	s := e.s
+	s.log.Debug("connection closed", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
+	for _, f := range s.onClose {
+		f(c)
+	}
+	return gnet.None
+}
+
+// OnTraffic decodes whole frames into owned Commands and hands them off.
+// A Peek slice is never kept past Discard.
+func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
+	s := e.s
+	c, _ := gc.Context().(*Conn)
+	if c == nil {
+		return gnet.Close
+	}
+	max := s.cfg.MaxFrameSize
+	for range maxFramesPerEvent {
+		prefix, err := gc.Peek(4)
+		if err != nil {
+			return gnet.None // wait for the length prefix
+		}
+		size, err := remoting.FrameSize(prefix, max)
+		if err != nil {
+			s.badFrame(c, err)
+			return gnet.Close
+		}
+		frame, err := gc.Peek(size)
+		if err != nil {
+			return gnet.None // wait for the rest of the frame
+		}
+		cmd, n, err := remoting.DecodeFrame(frame, max)
+		if err != nil {
+			s.badFrame(c, err)
+			return gnet.Close
+		}
+		_, _ = gc.Discard(n)
+		s.dispatch(c, cmd)
+	}
+	// The cap was hit: come back for what is left without starving others.
+	if gc.InboundBuffered() > 0 {
+		_ = gc.Wake(nil)
+	}
+	return gnet.None
+}
+
+func (s *Server) badFrame(c *Conn, err error) {
+	s.log.Warn("closing connection after bad frame", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
+}
+
+// dispatch runs on the event loop and must not block.
+func (s *Server) dispatch(c *Conn, cmd *remoting.Command) {
+	if cmd.IsResponse() {
+		c.deliver(cmd)
+		return
+	}
+	h := s.handlers[cmd.Code]
+	if h == nil {
+		h = s.fallback
+	}
+	if h == nil {
+		s.log.Debug("request code not supported", logKeyCode, cmd.Code, logKeyOpaque, cmd.Opaque, logKeyRemote, c.remoteStr)
+		if !cmd.IsOneway() {
+			_ = c.Reply(cmd, remoting.NewResponse(remoting.RequestCodeNotSupported,
+				" request type "+strconv.Itoa(int(cmd.Code))+" not supported"))
+		}
+		return
+	}
+	if s.active.Add(1) > int64(s.cfg.MaxHandlers) {
+		s.active.Add(-1)
+		s.log.Warn("handlers saturated, answering SYSTEM_BUSY", logKeyCode, cmd.Code, logKeyRemote, c.remoteStr)
+		if !cmd.IsOneway() {
+			_ = c.Reply(cmd, remoting.NewResponse(remoting.SystemBusy,
+				"[OVERLOAD]system busy, start flow control for a while"))
+		}
+		return
+	}
+	s.gate.RLock()
+	if s.draining {
+		s.gate.RUnlock()
+		s.active.Add(-1)
+		return // shutting down: the connection is about to close
+	}
+	s.wg.Add(1)
+	s.gate.RUnlock()
+	go s.serve(c, h, cmd)
+}
+
+func (s *Server) serve(c *Conn, h Handler, req *remoting.Command) {
+	defer s.wg.Done()
+	resp := s.call(c, h, req)
+	s.active.Add(-1)
+	if resp != nil && !req.IsOneway() {
+		if err := c.Reply(req, resp); err != nil {
+			s.log.Debug("response not sent", logKeyCode, req.Code, logKeyOpaque, req.Opaque, logKeyRemote, c.remoteStr, "err", err)
+		}
+	}
+}
+
+// call runs h, turning a panic into SYSTEM_ERROR as Java does with an
+// exception in a processor.
+func (s *Server) call(c *Conn, h Handler, req *remoting.Command) (resp *remoting.Command) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panic", logKeyCode, req.Code, logKeyOpaque, req.Opaque, logKeyRemote, c.remoteStr, "panic", r)
+			resp = remoting.NewResponse(remoting.SystemError, fmt.Sprint(r))
+		}
+	}()
+	return h(c.ctx, c, req)
+}

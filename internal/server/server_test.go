@@ -1,0 +1,551 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+func TestRoundTrip(t *testing.T) {
+	s := New(Config{})
+	s.Handle(codeEcho, echo)
+	addr := startServer(t, s)
+	c := dial(t, addr)
+	for i, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
+		t.Run(strconv.Itoa(int(st)), func(t *testing.T) {
+			c.t = t
+			r := req(codeEcho, int32(100+i), st, "hello "+strconv.Itoa(i))
+			resp := c.call(r)
+			if resp.Serialize != st {
+				t.Errorf("response serialize type %d, want the request's %d", resp.Serialize, st)
+			}
+			if resp.Code != remoting.Success {
+				t.Errorf("code %d, want SUCCESS", resp.Code)
+			}
+			if resp.IsOneway() {
+				t.Errorf("response has the oneway flag: %#x", resp.Flag)
+			}
+			hexDiff(t, "body", resp.Body, r.Body)
+			if v, _ := resp.Ext.Get("k"); v != "v" {
+				t.Errorf("ext k = %q, want v", v)
+			}
+		})
+	}
+}
+
+func TestFraming(t *testing.T) {
+	s := New(Config{})
+	s.Handle(codeEcho, echo)
+	addr := startServer(t, s)
+
+	t.Run("many frames in one write", func(t *testing.T) {
+		c := dial(t, addr)
+		const n = 3*maxFramesPerEvent + 7 // more than one event's cap
+		var all []byte
+		for i := range n {
+			st := remoting.SerializeType(i % 2)
+			all = append(all, frame(t, req(codeEcho, int32(i+1), st, strconv.Itoa(i)))...)
+		}
+		c.writeRaw(all)
+		seen := make(map[int32]bool)
+		for range n {
+			resp := c.mustRead()
+			i := resp.Opaque - 1
+			if i < 0 || i >= n || seen[resp.Opaque] {
+				t.Fatalf("unexpected or repeated opaque %d", resp.Opaque)
+			}
+			seen[resp.Opaque] = true
+			if string(resp.Body) != strconv.Itoa(int(i)) {
+				t.Errorf("opaque %d: body %q", resp.Opaque, resp.Body)
+			}
+			if resp.Serialize != remoting.SerializeType(i%2) {
+				t.Errorf("opaque %d: serialize %d", resp.Opaque, resp.Serialize)
+			}
+		}
+	})
+
+	t.Run("frame split byte by byte", func(t *testing.T) {
+		c := dial(t, addr)
+		for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
+			r := req(codeEcho, 7, st, "split me")
+			for _, b := range frame(t, r) {
+				c.writeRaw([]byte{b})
+			}
+			resp := c.mustRead()
+			if resp.Opaque != 7 || string(resp.Body) != "split me" {
+				t.Fatalf("got opaque %d body %q", resp.Opaque, resp.Body)
+			}
+		}
+	})
+
+	t.Run("every split point as two writes", func(t *testing.T) {
+		c := dial(t, addr)
+		f := frame(t, req(codeEcho, 9, remoting.SerializeRocketMQ, "two writes"))
+		for cut := 1; cut < len(f); cut++ {
+			c.writeRaw(f[:cut])
+			c.writeRaw(f[cut:])
+			if resp := c.mustRead(); resp.Opaque != 9 {
+				t.Fatalf("cut %d: opaque %d", cut, resp.Opaque)
+			}
+		}
+	})
+
+	t.Run("large frame", func(t *testing.T) {
+		c := dial(t, addr)
+		body := strings.Repeat("x", 3<<20) // spans many reads
+		resp := c.call(req(codeEcho, 11, remoting.SerializeJSON, body))
+		if len(resp.Body) != len(body) {
+			t.Fatalf("body %d bytes, want %d", len(resp.Body), len(body))
+		}
+	})
+}
+
+func TestUnknownCode(t *testing.T) {
+	s := New(Config{})
+	s.Handle(codeEcho, echo)
+	addr := startServer(t, s)
+	c := dial(t, addr)
+	for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
+		resp := c.call(req(codeUnknown, 5, st, ""))
+		if resp.Code != remoting.RequestCodeNotSupported {
+			t.Errorf("code %d, want REQUEST_CODE_NOT_SUPPORTED", resp.Code)
+		}
+		if want := " request type 9999 not supported"; resp.Remark != want {
+			t.Errorf("remark %q, want %q", resp.Remark, want)
+		}
+		if resp.Serialize != st {
+			t.Errorf("serialize %d, want %d", resp.Serialize, st)
+		}
+		// The connection is still served.
+		if resp := c.call(req(codeEcho, 6, st, "after")); string(resp.Body) != "after" {
+			t.Errorf("echo after unknown code: %q", resp.Body)
+		}
+	}
+}
+
+func TestHandleDefault(t *testing.T) {
+	s := New(Config{})
+	s.HandleDefault(func(_ context.Context, _ *Conn, r *remoting.Command) *remoting.Command {
+		return remoting.NewResponse(remoting.Success, "default "+strconv.Itoa(int(r.Code)))
+	})
+	c := dial(t, startServer(t, s))
+	if resp := c.call(req(codeUnknown, 1, remoting.SerializeJSON, "")); resp.Remark != "default 9999" {
+		t.Errorf("remark %q", resp.Remark)
+	}
+}
+
+func TestOnewayGetsNoReply(t *testing.T) {
+	for _, code := range []int32{codeEcho, codeUnknown} {
+		t.Run(strconv.Itoa(int(code)), func(t *testing.T) {
+			called := make(chan int32, 1)
+			s := New(Config{})
+			s.Handle(codeEcho, func(ctx context.Context, c *Conn, r *remoting.Command) *remoting.Command {
+				if r.IsOneway() {
+					called <- r.Opaque
+				}
+				return echo(ctx, c, r)
+			})
+			c := dial(t, startServer(t, s))
+			ow := req(code, 1, remoting.SerializeJSON, "oneway")
+			ow.Flag |= remoting.FlagOneway
+			c.send(ow)
+			if code == codeEcho {
+				if op := recv(t, called, "oneway handler"); op != 1 {
+					t.Fatalf("handler saw opaque %d", op)
+				}
+			}
+			// The next frame must answer the normal request, not the oneway one.
+			if resp := c.call(req(codeEcho, 2, remoting.SerializeJSON, "normal")); string(resp.Body) != "normal" {
+				t.Errorf("body %q", resp.Body)
+			}
+		})
+	}
+}
+
+func TestBadFrameClosesOnlyThatConn(t *testing.T) {
+	good := frame(t, req(codeEcho, 1, remoting.SerializeJSON, "x"))
+	badType := append([]byte(nil), good...)
+	badType[4] = 7 // serialize type byte of the header word
+	negative := binary.BigEndian.AppendUint32(nil, 0x80000000)
+	oversized := binary.BigEndian.AppendUint32(nil, 1<<20)
+	tooShort := binary.BigEndian.AppendUint32(nil, 2)
+	headerTooLong := binary.BigEndian.AppendUint32(nil, 8)
+	headerTooLong = binary.BigEndian.AppendUint32(headerTooLong, 1<<24|100)
+	headerTooLong = append(headerTooLong, 0, 0, 0, 0)
+
+	tests := []struct {
+		name string
+		raw  []byte
+	}{
+		{"bad serialize type", badType},
+		{"negative length", negative},
+		{"oversized length", oversized},
+		{"length below 4", tooShort},
+		{"header longer than frame", headerTooLong},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs := &logBuf{}
+			s := New(Config{Logger: logs.logger(), MaxFrameSize: 64 << 10})
+			s.Handle(codeEcho, echo)
+			addr := startServer(t, s)
+			other := dial(t, addr)
+			other.call(req(codeEcho, 1, remoting.SerializeRocketMQ, "before"))
+
+			bad := dial(t, addr)
+			bad.writeRaw(tt.raw)
+			bad.expectClosed()
+			waitFor(t, "bad frame log", func() bool { return strings.Contains(logs.String(), "bad frame") })
+
+			if resp := other.call(req(codeEcho, 2, remoting.SerializeRocketMQ, "after")); string(resp.Body) != "after" {
+				t.Errorf("other connection: body %q", resp.Body)
+			}
+			third := dial(t, addr)
+			third.call(req(codeEcho, 3, remoting.SerializeJSON, "new"))
+		})
+	}
+}
+
+func TestInvoke(t *testing.T) {
+	newServer := func(t *testing.T, cfg Config) (*client, *Conn) {
+		opened := make(chan *Conn, 1)
+		s := New(cfg)
+		s.OnConnOpen(func(c *Conn) { opened <- c })
+		cl := dial(t, startServer(t, s))
+		return cl, recv(t, opened, "OnConnOpen")
+	}
+	type result struct {
+		resp *remoting.Command
+		err  error
+	}
+	invoke := func(ctx context.Context, sc *Conn, r *remoting.Command) <-chan result {
+		ch := make(chan result, 1)
+		go func() {
+			resp, err := sc.Invoke(ctx, r)
+			ch <- result{resp, err}
+		}()
+		return ch
+	}
+
+	t.Run("answered", func(t *testing.T) {
+		cl, sc := newServer(t, Config{})
+		for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
+			r := remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil)
+			r.Serialize = st
+			res := invoke(context.Background(), sc, r)
+			got := cl.mustRead()
+			if got.IsResponse() || got.IsOneway() || got.Code != remoting.GetConsumerRunningInfo || got.Serialize != st {
+				t.Fatalf("client got code %d flag %#x serialize %d", got.Code, got.Flag, got.Serialize)
+			}
+			resp := remoting.NewResponse(remoting.Success, "info")
+			resp.Opaque = got.Opaque
+			resp.Serialize = got.Serialize
+			cl.send(resp)
+			out := recv(t, res, "Invoke")
+			if out.err != nil || out.resp.Remark != "info" || out.resp.Opaque != got.Opaque {
+				t.Fatalf("Invoke = %+v, %v", out.resp, out.err)
+			}
+		}
+		if r := remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil); r.Opaque != 0 || r.Flag != 0 {
+			t.Fatal("sanity")
+		}
+	})
+
+	t.Run("times out", func(t *testing.T) {
+		cl, sc := newServer(t, Config{InvokeTimeout: 50 * time.Millisecond})
+		res := invoke(context.Background(), sc, remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil))
+		got := cl.mustRead()
+		out := recv(t, res, "Invoke")
+		if !errors.Is(out.err, ErrTimeout) || !errors.Is(out.err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want ErrTimeout", out.err)
+		}
+		// A late answer is dropped and the connection keeps working.
+		late := remoting.NewResponse(remoting.Success, "late")
+		late.Opaque = got.Opaque
+		cl.send(late)
+		res = invoke(context.Background(), sc, remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil))
+		got = cl.mustRead()
+		ok := remoting.NewResponse(remoting.Success, "ok")
+		ok.Opaque = got.Opaque
+		cl.send(ok)
+		if out := recv(t, res, "Invoke"); out.err != nil || out.resp.Remark != "ok" {
+			t.Fatalf("second Invoke = %+v, %v", out.resp, out.err)
+		}
+	})
+
+	t.Run("fails when the client disconnects", func(t *testing.T) {
+		cl, sc := newServer(t, Config{})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		res := invoke(ctx, sc, remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil))
+		cl.mustRead()
+		cl.nc.Close()
+		out := recv(t, res, "Invoke")
+		if !errors.Is(out.err, ErrConnClosed) {
+			t.Fatalf("err = %v, want ErrConnClosed", out.err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("took %v", d)
+		}
+		if _, err := sc.Invoke(ctx, remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil)); !errors.Is(err, ErrConnClosed) {
+			t.Errorf("Invoke on closed conn: %v", err)
+		}
+		if err := sc.InvokeOneway(remoting.NewRequest(remoting.NotifyConsumerIDsChanged, nil, nil)); !errors.Is(err, ErrConnClosed) {
+			t.Errorf("InvokeOneway on closed conn: %v", err)
+		}
+	})
+
+	t.Run("oneway", func(t *testing.T) {
+		cl, sc := newServer(t, Config{})
+		r := remoting.NewRequest(remoting.NotifyConsumerIDsChanged, remoting.ExtFields{{Key: "consumerGroup", Value: "g"}}, nil)
+		if err := sc.InvokeOneway(r); err != nil {
+			t.Fatal(err)
+		}
+		got := cl.mustRead()
+		if !got.IsOneway() || got.IsResponse() || got.Code != remoting.NotifyConsumerIDsChanged {
+			t.Fatalf("got code %d flag %#x", got.Code, got.Flag)
+		}
+		if r.Flag != 0 || r.Opaque != 0 {
+			t.Errorf("InvokeOneway modified its request: flag %#x opaque %d", r.Flag, r.Opaque)
+		}
+	})
+}
+
+func TestLongPollReplyLater(t *testing.T) {
+	type held struct {
+		c   *Conn
+		req *remoting.Command
+	}
+	parked := make(chan held, 1)
+	s := New(Config{})
+	s.Handle(remoting.PullMessage, func(_ context.Context, c *Conn, r *remoting.Command) *remoting.Command {
+		parked <- held{c, r}
+		return nil
+	})
+	s.Handle(codeEcho, echo)
+	cl := dial(t, startServer(t, s))
+	cl.send(req(remoting.PullMessage, 42, remoting.SerializeRocketMQ, ""))
+	h := recv(t, parked, "parked pull")
+
+	// While the pull is parked the connection serves other requests.
+	cl.call(req(codeEcho, 43, remoting.SerializeJSON, "meanwhile"))
+
+	if err := h.c.Reply(h.req, remoting.NewResponse(remoting.PullNotFound, "no new message")); err != nil {
+		t.Fatal(err)
+	}
+	resp := cl.mustRead()
+	if resp.Opaque != 42 || resp.Code != remoting.PullNotFound || !resp.IsResponse() || resp.Serialize != remoting.SerializeRocketMQ {
+		t.Fatalf("got opaque %d code %d flag %#x serialize %d", resp.Opaque, resp.Code, resp.Flag, resp.Serialize)
+	}
+}
+
+func TestBusy(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	s := New(Config{MaxHandlers: 1})
+	s.Handle(codeEcho, func(ctx context.Context, c *Conn, r *remoting.Command) *remoting.Command {
+		entered <- struct{}{}
+		<-release
+		return echo(ctx, c, r)
+	})
+	cl := dial(t, startServer(t, s))
+	cl.send(req(codeEcho, 1, remoting.SerializeJSON, "slow"))
+	recv(t, entered, "first handler")
+	resp := cl.call(req(codeEcho, 2, remoting.SerializeJSON, "rejected"))
+	if resp.Code != remoting.SystemBusy || !strings.Contains(resp.Remark, "busy") {
+		t.Fatalf("code %d remark %q, want SYSTEM_BUSY", resp.Code, resp.Remark)
+	}
+	close(release)
+	if resp := cl.mustRead(); resp.Opaque != 1 || resp.Code != remoting.Success {
+		t.Fatalf("first request: opaque %d code %d", resp.Opaque, resp.Code)
+	}
+	// Capacity is back.
+	go func() { <-entered }()
+	if resp := cl.call(req(codeEcho, 3, remoting.SerializeJSON, "ok")); resp.Code != remoting.Success {
+		t.Fatalf("after release: code %d", resp.Code)
+	}
+}
+
+func TestHandlerPanic(t *testing.T) {
+	s := New(Config{})
+	s.Handle(codeEcho, func(context.Context, *Conn, *remoting.Command) *remoting.Command { panic("boom") })
+	cl := dial(t, startServer(t, s))
+	resp := cl.call(req(codeEcho, 1, remoting.SerializeJSON, ""))
+	if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, "boom") {
+		t.Fatalf("code %d remark %q", resp.Code, resp.Remark)
+	}
+}
+
+func TestConnState(t *testing.T) {
+	opened := make(chan *Conn, 1)
+	closed := make(chan *Conn, 1)
+	s := New(Config{})
+	s.OnConnOpen(func(c *Conn) { opened <- c })
+	s.OnConnClose(func(c *Conn) { closed <- c })
+	s.Handle(codeEcho, func(ctx context.Context, c *Conn, r *remoting.Command) *remoting.Command {
+		if v := c.Value("clientID"); v != nil {
+			return remoting.NewResponse(remoting.Success, v.(string))
+		}
+		c.SetValue("clientID", string(r.Body))
+		return remoting.NewResponse(remoting.Success, "set")
+	})
+	addr := startServer(t, s)
+	_, port, _ := net.SplitHostPort(addr)
+	if port == "0" || port == "" {
+		t.Fatalf("Addr() = %q, want the real port", addr)
+	}
+	cl := dial(t, addr)
+	sc := recv(t, opened, "OnConnOpen")
+	if got, want := sc.RemoteAddrPort().String(), cl.nc.LocalAddr().String(); got != want {
+		t.Errorf("RemoteAddrPort %s, want %s", got, want)
+	}
+	if got, want := sc.LocalAddr().String(), cl.nc.RemoteAddr().String(); got != want {
+		t.Errorf("LocalAddr %s, want %s", got, want)
+	}
+	cl.call(req(codeEcho, 1, remoting.SerializeJSON, "client-1"))
+	if resp := cl.call(req(codeEcho, 2, remoting.SerializeJSON, "")); resp.Remark != "client-1" {
+		t.Errorf("value %q", resp.Remark)
+	}
+	if sc.IsClosed() {
+		t.Fatal("closed too early")
+	}
+	cl.nc.Close()
+	if c := recv(t, closed, "OnConnClose"); c != sc {
+		t.Fatalf("OnConnClose got conn %d, want %d", c.ID(), sc.ID())
+	}
+	recv(t, sc.Closed(), "Closed()")
+	if sc.Context().Err() == nil {
+		t.Error("conn context not cancelled")
+	}
+	if err := sc.Reply(req(codeEcho, 3, 0, ""), remoting.NewResponse(0, "")); !errors.Is(err, ErrConnClosed) {
+		t.Errorf("Reply on closed conn: %v", err)
+	}
+
+	// Server-initiated close.
+	cl2 := dial(t, addr)
+	sc2 := recv(t, opened, "OnConnOpen")
+	if err := sc2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cl2.expectClosed()
+	recv(t, closed, "OnConnClose after Conn.Close")
+}
+
+func TestStartErrors(t *testing.T) {
+	s := New(Config{})
+	addr := startServer(t, s)
+	if err := s.Start("127.0.0.1:0"); !errors.Is(err, ErrServerStarted) {
+		t.Errorf("second Start: %v", err)
+	}
+	s2 := New(Config{})
+	err := s2.Start(addr)
+	if err == nil {
+		t.Error("Start on a port in use succeeded")
+	}
+	if err := s2.Close(context.Background()); err != nil {
+		t.Errorf("Close after failed Start: %v", err)
+	}
+	s3 := New(Config{})
+	if err := s3.Close(context.Background()); err != nil {
+		t.Errorf("Close before Start: %v", err)
+	}
+	if err := s3.Start("127.0.0.1:0"); !errors.Is(err, ErrServerClosed) {
+		t.Errorf("Start after Close: %v", err)
+	}
+}
+
+func TestHandleAfterStartPanics(t *testing.T) {
+	s := New(Config{})
+	startServer(t, s)
+	defer func() {
+		if recover() == nil {
+			t.Error("Handle after Start did not panic")
+		}
+	}()
+	s.Handle(codeEcho, echo)
+}
+
+func TestCloseWaitsAndLeaksNothing(t *testing.T) {
+	base := runtime.NumGoroutine()
+
+	parked := make(chan *Conn, 1)
+	handlerDone := make(chan struct{})
+	closedConns := make(chan struct{}, 4)
+	var mu sync.Mutex
+	var invokeErr error
+	invokeDone := make(chan struct{})
+
+	s := New(Config{Multicore: true})
+	s.OnConnClose(func(*Conn) { closedConns <- struct{}{} })
+	s.Handle(codeEcho, echo)
+	// A long-poll style handler that holds its goroutine until ctx ends.
+	s.Handle(remoting.PullMessage, func(ctx context.Context, c *Conn, r *remoting.Command) *remoting.Command {
+		parked <- c
+		<-ctx.Done()
+		close(handlerDone)
+		return remoting.NewResponse(remoting.PullNotFound, "server closing")
+	})
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	c1 := dial(t, s.Addr())
+	c2 := dial(t, s.Addr())
+	c1.call(req(codeEcho, 1, remoting.SerializeJSON, "x"))
+	c2.send(req(remoting.PullMessage, 2, remoting.SerializeRocketMQ, ""))
+	sc := recv(t, parked, "parked handler")
+	go func() {
+		_, err := sc.Invoke(context.Background(), remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil))
+		mu.Lock()
+		invokeErr = err
+		mu.Unlock()
+		close(invokeDone)
+	}()
+	if got := c2.mustRead(); got.Code != remoting.GetConsumerRunningInfo {
+		t.Fatalf("client got code %d", got.Code)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case <-handlerDone:
+	default:
+		t.Error("Close returned before the handler finished")
+	}
+	recv(t, invokeDone, "Invoke to fail")
+	mu.Lock()
+	if !errors.Is(invokeErr, ErrServerClosed) && !errors.Is(invokeErr, ErrConnClosed) {
+		t.Errorf("pending Invoke: %v", invokeErr)
+	}
+	mu.Unlock()
+	for range 2 {
+		recv(t, closedConns, "OnConnClose on shutdown")
+	}
+	// The parked pull's answer was written before the connections closed.
+	if resp := c2.mustRead(); resp.Opaque != 2 || resp.Code != remoting.PullNotFound {
+		t.Errorf("parked pull answered with opaque %d code %d", resp.Opaque, resp.Code)
+	}
+	c1.expectClosed()
+	c2.expectClosed()
+	if err := sc.Reply(req(remoting.PullMessage, 9, 0, ""), remoting.NewResponse(0, "")); !errors.Is(err, ErrServerClosed) {
+		t.Errorf("Reply after Close: %v", err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	c1.nc.Close()
+	c2.nc.Close()
+	waitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
+}
