@@ -451,10 +451,10 @@ func TestServerRequests(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			send(remoting.CheckTransactionState, 776, remoting.FlagOneway) // handled, never answered
+			send(remoting.CheckTransactionState, 776, remoting.FlagOneway)    // handled, never answered
 			send(remoting.NotifyConsumerIDsChanged, 777, remoting.FlagOneway) // no handler, oneway: nothing
-			send(999, 778, 0)                                                  // no handler: NOT_SUPPORTED
-			send(remoting.GetConsumerRunningInfo, 779, 0)                      // handled and answered
+			send(999, 778, 0)                                                 // no handler: NOT_SUPPORTED
+			send(remoting.GetConsumerRunningInfo, 779, 0)                     // handled and answered
 			for range 2 {
 				select {
 				case <-called:
