@@ -1,0 +1,590 @@
+package remoting
+
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// JSON header (serializeType 0, PROTOCOL.md §1.3).
+//
+// The writer produces what fastjson 1.2.69 (RocketMQ 4.9.8) writes for a
+// RemotingCommand: top-level keys in alphabetical order, no whitespace,
+// language by name, "serializeTypeCurrentRPC":"JSON", extFields members in
+// the order of the slice, and strings escaped like fastjson's default
+// SerializeWriter. Differences that cannot be avoided: an empty Remark is
+// left out (Java writes "remark":"" for an empty but non-null remark), and an
+// unknown LanguageCode is written as its number (fastjson reads an enum
+// ordinal; the known codes equal their ordinals).
+
+var languageNames = [...]string{
+	LanguageJava:   "JAVA",
+	LanguageCPP:    "CPP",
+	LanguageDotNet: "DOTNET",
+	LanguagePython: "PYTHON",
+	LanguageDelphi: "DELPHI",
+	LanguageErlang: "ERLANG",
+	LanguageRuby:   "RUBY",
+	LanguageOther:  "OTHER",
+	LanguageHTTP:   "HTTP",
+	LanguageGo:     "GO",
+	LanguagePHP:    "PHP",
+	LanguageOMS:    "OMS",
+	LanguageRust:   "RUST",
+	LanguageNodeJS: "NODE_JS",
+}
+
+// String returns the Java enum name, or the number for an unknown code.
+func (l LanguageCode) String() string {
+	if int(l) < len(languageNames) {
+		return languageNames[l]
+	}
+	return strconv.Itoa(int(l))
+}
+
+// ParseLanguage maps a Java LanguageCode name to its code.
+func ParseLanguage(name string) (LanguageCode, bool) {
+	for i, n := range languageNames {
+		if n == name {
+			return LanguageCode(i), true
+		}
+	}
+	return 0, false
+}
+
+// String returns "JSON", "ROCKETMQ", or the number of an unknown type.
+func (t SerializeType) String() string {
+	switch t {
+	case SerializeJSON:
+		return "JSON"
+	case SerializeRocketMQ:
+		return "ROCKETMQ"
+	}
+	return strconv.Itoa(int(t))
+}
+
+func jsonHeaderEstimate(c *Command) int {
+	n := 110 + len(c.Remark)
+	for _, f := range c.Ext {
+		n += 6 + len(f.Key) + len(f.Value)
+	}
+	return n + n/8
+}
+
+func appendJSONHeader(dst []byte, c *Command) []byte {
+	dst = append(dst, `{"code":`...)
+	dst = strconv.AppendInt(dst, int64(c.Code), 10)
+	if c.Ext != nil {
+		dst = append(dst, `,"extFields":{`...)
+		for i, f := range c.Ext {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, f.Key)
+			dst = append(dst, ':')
+			dst = appendJSONString(dst, f.Value)
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, `,"flag":`...)
+	dst = strconv.AppendInt(dst, int64(c.Flag), 10)
+	dst = append(dst, `,"language":`...)
+	if int(c.Language) < len(languageNames) {
+		dst = append(dst, '"')
+		dst = append(dst, languageNames[c.Language]...)
+		dst = append(dst, '"')
+	} else {
+		dst = strconv.AppendInt(dst, int64(c.Language), 10)
+	}
+	dst = append(dst, `,"opaque":`...)
+	dst = strconv.AppendInt(dst, int64(c.Opaque), 10)
+	if c.Remark != "" {
+		dst = append(dst, `,"remark":`...)
+		dst = appendJSONString(dst, c.Remark)
+	}
+	dst = append(dst, `,"serializeTypeCurrentRPC":"JSON","version":`...)
+	dst = strconv.AppendInt(dst, int64(c.Version), 10)
+	return append(dst, '}')
+}
+
+// jsonSpecial marks bytes that may need escaping: control characters, '"',
+// '\\', DEL, and the lead bytes of U+0080..U+009F (0xC2) and U+2028/2029
+// (0xE2), which fastjson also writes as \uXXXX.
+var jsonSpecial = [256]bool{
+	0: true, 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true,
+	8: true, 9: true, 10: true, 11: true, 12: true, 13: true, 14: true, 15: true,
+	16: true, 17: true, 18: true, 19: true, 20: true, 21: true, 22: true, 23: true,
+	24: true, 25: true, 26: true, 27: true, 28: true, 29: true, 30: true, 31: true,
+	'"': true, '\\': true, 0x7f: true, 0xc2: true, 0xe2: true,
+}
+
+const hexUpper = "0123456789ABCDEF"
+
+func appendUnicodeEscape(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u', hexUpper[r>>12&15], hexUpper[r>>8&15], hexUpper[r>>4&15], hexUpper[r&15])
+}
+
+// appendJSONString writes s quoted, escaped as fastjson's default writer
+// does. Bytes that are not valid UTF-8 are copied as they are.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if !jsonSpecial[b] {
+			i++
+			continue
+		}
+		switch {
+		case b == 0xc2:
+			// U+0080..U+009F are C2 80..C2 9F.
+			if i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f {
+				dst = append(dst, s[start:i]...)
+				dst = appendUnicodeEscape(dst, rune(s[i+1]))
+				i += 2
+				start = i
+				continue
+			}
+			i++
+			continue
+		case b == 0xe2:
+			// U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
+			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
+				dst = append(dst, s[start:i]...)
+				dst = appendUnicodeEscape(dst, 0x2028+rune(s[i+2]-0xa8))
+				i += 3
+				start = i
+				continue
+			}
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		switch b {
+		case '"':
+			dst = append(dst, '\\', '"')
+		case '\\':
+			dst = append(dst, '\\', '\\')
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		default: // other controls and DEL
+			dst = appendUnicodeEscape(dst, rune(b))
+		}
+		i++
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// maxJSONDepth bounds nesting inside skipped unknown members.
+const maxJSONDepth = 64
+
+// jsonReader is a sticky-error scanner over one header. Strings without
+// escapes are substrings of s, so the whole header costs one allocation.
+type jsonReader struct {
+	s   string
+	i   int
+	err error
+}
+
+func (r *jsonReader) fail(msg string) {
+	if r.err == nil {
+		r.err = malformed("JSON header: " + msg + " at offset " + strconv.Itoa(r.i))
+	}
+}
+
+func (r *jsonReader) ws() {
+	for r.i < len(r.s) {
+		switch r.s[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (r *jsonReader) peek() byte {
+	r.ws()
+	if r.err != nil || r.i >= len(r.s) {
+		return 0
+	}
+	return r.s[r.i]
+}
+
+func (r *jsonReader) expect(b byte) {
+	if r.peek() != b {
+		r.fail("expected " + strconv.QuoteRune(rune(b)))
+		return
+	}
+	r.i++
+}
+
+// literal consumes true, false or null.
+func (r *jsonReader) literal(word string) bool {
+	if len(r.s)-r.i >= len(word) && r.s[r.i:r.i+len(word)] == word {
+		r.i += len(word)
+		return true
+	}
+	return false
+}
+
+// str reads a string at r.i (the opening quote), unescaping if needed.
+func (r *jsonReader) str() string {
+	if r.peek() != '"' {
+		r.fail("expected string")
+		return ""
+	}
+	r.i++
+	start := r.i
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		if c == '"' {
+			v := r.s[start:r.i]
+			r.i++
+			return v
+		}
+		if c == '\\' {
+			return r.strSlow(start)
+		}
+		// Raw control characters are tolerated, as fastjson does.
+		r.i++
+	}
+	r.fail("unterminated string")
+	return ""
+}
+
+func (r *jsonReader) strSlow(start int) string {
+	buf := make([]byte, 0, r.i-start+16)
+	buf = append(buf, r.s[start:r.i]...)
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		switch c {
+		case '"':
+			r.i++
+			return string(buf)
+		case '\\':
+			if r.i+1 >= len(r.s) {
+				r.fail("truncated escape")
+				return ""
+			}
+			e := r.s[r.i+1]
+			r.i += 2
+			switch e {
+			case '"', '\\', '/', '\'':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'x': // fastjson accepts \xHH
+				v, ok := r.hex(2)
+				if !ok {
+					return ""
+				}
+				buf = utf8.AppendRune(buf, v)
+			case 'u':
+				v, ok := r.hex(4)
+				if !ok {
+					return ""
+				}
+				if utf16.IsSurrogate(v) {
+					// Pair it with a following \uDC00..\uDFFF if there is one.
+					if v < 0xdc00 && r.i+1 < len(r.s) && r.s[r.i] == '\\' && r.s[r.i+1] == 'u' {
+						save := r.i
+						r.i += 2
+						lo, ok := r.hex(4)
+						if !ok {
+							return ""
+						}
+						if p := utf16.DecodeRune(v, lo); p != utf8.RuneError {
+							buf = utf8.AppendRune(buf, p)
+							continue
+						}
+						r.i = save
+					}
+					v = utf8.RuneError
+				}
+				buf = utf8.AppendRune(buf, v)
+			default:
+				r.fail("bad escape")
+				return ""
+			}
+		default:
+			buf = append(buf, c)
+			r.i++
+		}
+	}
+	r.fail("unterminated string")
+	return ""
+}
+
+func (r *jsonReader) hex(n int) (rune, bool) {
+	if len(r.s)-r.i < n {
+		r.fail("truncated escape")
+		return 0, false
+	}
+	var v rune
+	for k := 0; k < n; k++ {
+		c := r.s[r.i+k]
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			v = v<<4 | rune(c-'A'+10)
+		default:
+			r.fail("bad hex escape")
+			return 0, false
+		}
+	}
+	r.i += n
+	return v, true
+}
+
+// number returns the raw text of a JSON number at r.i.
+func (r *jsonReader) number() string {
+	start := r.i
+	if r.i < len(r.s) && r.s[r.i] == '-' {
+		r.i++
+	}
+	digits := r.i
+	for r.i < len(r.s) {
+		c := r.s[r.i]
+		if (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
+			r.i++
+			continue
+		}
+		break
+	}
+	if r.i == digits {
+		r.fail("expected number")
+	}
+	return r.s[start:r.i]
+}
+
+// int32Value reads an int field: a number, a quoted number (fastjson
+// accepts both) or null (0).
+func (r *jsonReader) int32Value() int32 {
+	var text string
+	switch r.peek() {
+	case '"':
+		text = r.str()
+	case 'n':
+		if r.literal("null") {
+			return 0
+		}
+		r.fail("bad literal")
+		return 0
+	default:
+		text = r.number()
+	}
+	if r.err != nil {
+		return 0
+	}
+	v, err := strconv.ParseInt(text, 10, 32)
+	if err != nil {
+		r.fail("bad int " + strconv.Quote(text))
+		return 0
+	}
+	return int32(v)
+}
+
+// scalar reads a string, number or boolean as text; null reports ok=false.
+func (r *jsonReader) scalar() (string, bool) {
+	switch c := r.peek(); {
+	case c == '"':
+		return r.str(), true
+	case c == 'n':
+		if r.literal("null") {
+			return "", false
+		}
+	case c == 't':
+		if r.literal("true") {
+			return "true", true
+		}
+	case c == 'f':
+		if r.literal("false") {
+			return "false", true
+		}
+	case c == '-' || (c >= '0' && c <= '9'):
+		return r.number(), true
+	}
+	r.fail("expected string")
+	return "", false
+}
+
+// skip consumes any value.
+func (r *jsonReader) skip(depth int) {
+	if depth > maxJSONDepth {
+		r.fail("nesting too deep")
+		return
+	}
+	switch r.peek() {
+	case '{':
+		r.i++
+		if r.peek() == '}' {
+			r.i++
+			return
+		}
+		for r.err == nil {
+			r.str()
+			r.expect(':')
+			r.skip(depth + 1)
+			if r.peek() == ',' {
+				r.i++
+				continue
+			}
+			r.expect('}')
+			return
+		}
+	case '[':
+		r.i++
+		if r.peek() == ']' {
+			r.i++
+			return
+		}
+		for r.err == nil {
+			r.skip(depth + 1)
+			if r.peek() == ',' {
+				r.i++
+				continue
+			}
+			r.expect(']')
+			return
+		}
+	default:
+		r.scalar()
+	}
+}
+
+// extFields reads the extFields object (or null) in member order. Members
+// with a null value are dropped, like keys whose value is absent.
+func (r *jsonReader) extFields() ExtFields {
+	switch r.peek() {
+	case 'n':
+		if !r.literal("null") {
+			r.fail("bad literal")
+		}
+		return nil
+	case '{':
+	default:
+		r.fail("extFields is not an object")
+		return nil
+	}
+	r.i++
+	// Collect on the stack, then allocate the exact size once.
+	var tmp [24]Field
+	fs := tmp[:0]
+	if r.peek() == '}' {
+		r.i++
+		return ExtFields{}
+	}
+	for r.err == nil {
+		k := r.str()
+		r.expect(':')
+		v, ok := r.scalar()
+		if ok && r.err == nil {
+			fs = append(fs, Field{Key: k, Value: v})
+		}
+		if r.peek() == ',' {
+			r.i++
+			continue
+		}
+		r.expect('}')
+		break
+	}
+	if r.err != nil {
+		return nil
+	}
+	out := make(ExtFields, len(fs))
+	copy(out, fs)
+	return out
+}
+
+// decodeJSONHeader fills c from a JSON header. Keys may come in any order;
+// unknown keys are skipped; missing keys keep zero values; a language name
+// Java does not know becomes LanguageOther.
+func decodeJSONHeader(h []byte, c *Command) error {
+	r := jsonReader{s: string(h)}
+	r.expect('{')
+	if r.peek() == '}' {
+		r.i++
+	} else {
+		for r.err == nil {
+			key := r.str()
+			r.expect(':')
+			if r.err != nil {
+				break
+			}
+			switch key {
+			case "code":
+				c.Code = r.int32Value()
+			case "flag":
+				c.Flag = r.int32Value()
+			case "opaque":
+				c.Opaque = r.int32Value()
+			case "version":
+				c.Version = r.int32Value()
+			case "language":
+				c.Language = r.language()
+			case "remark":
+				c.Remark, _ = r.scalar()
+			case "extFields":
+				c.Ext = r.extFields()
+			default:
+				r.skip(0)
+			}
+			if r.peek() == ',' {
+				r.i++
+				continue
+			}
+			r.expect('}')
+			break
+		}
+	}
+	if r.err == nil && r.peek() != 0 {
+		r.fail("trailing data")
+	}
+	return r.err
+}
+
+func (r *jsonReader) language() LanguageCode {
+	switch c := r.peek(); {
+	case c == '"':
+		name := r.str()
+		if l, ok := ParseLanguage(name); ok {
+			return l
+		}
+		return LanguageOther
+	case c == '-' || (c >= '0' && c <= '9'):
+		v, err := strconv.ParseUint(r.number(), 10, 8)
+		if err != nil {
+			r.fail("bad language")
+		}
+		return LanguageCode(v)
+	case c == 'n':
+		if r.literal("null") {
+			return LanguageOther
+		}
+	}
+	r.fail("bad language")
+	return 0
+}
