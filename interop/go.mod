@@ -8,6 +8,7 @@ require (
 )
 
 require (
+	github.com/emirpasic/gods v1.12.0 // indirect
 	github.com/golang/mock v1.6.0 // indirect
 	github.com/google/uuid v1.3.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
@@ -26,6 +27,7 @@ require (
 	golang.org/x/crypto v0.0.0-20200622213623-75b288015ac9 // indirect
 	golang.org/x/sys v0.30.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+	stathat.com/c/consistent v1.0.0 // indirect
 )
 
 replace github.com/go-rocketmq/rocketmq => ../

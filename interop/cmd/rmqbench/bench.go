@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// runProperty marks every message of one run, so consume mode counts only
+// what this run produced even on a reused topic.
+const runProperty = "RMQBENCH_RUN"
+
+// driver is one client under test. Each method sends messages of the
+// configured topic and body size carrying runProperty.
+type driver interface {
+	// SendSync sends n messages (n > 1: as one batch) and waits for the
+	// broker's reply.
+	SendSync(ctx context.Context, n int) error
+	// SendAsync sends one message and returns without waiting; done is
+	// called once with the outcome, on a goroutine the client owns. A
+	// non-nil error means done will not be called.
+	SendAsync(ctx context.Context, done func(error)) error
+	// SendOneway writes one message and does not wait for a reply.
+	SendOneway(ctx context.Context) error
+	// Consume starts a push consumer in a new group reading the topic from
+	// its first offset; delivered is called with the count of this run's
+	// messages in each delivered batch. stop shuts the consumer down.
+	Consume(ctx context.Context, group string, delivered func(n int)) (stop func() error, err error)
+	// Close shuts the client down.
+	Close() error
+}
+
+type driverConfig struct {
+	namesrv   []string
+	topic     string
+	size      int
+	runID     string
+	consumers int // consumer goroutines
+	verbose   bool
+	log       io.Writer
+}
+
+// newDriver builds the driver for -client; the map is the only place a
+// new client is wired in.
+var drivers = map[string]func(context.Context, driverConfig) (driver, error){
+	clientOfficial: newOfficialDriver,
+	clientOurs:     newOursDriver,
+}
+
+// warmupTimeout bounds the first send, which also resolves the route and
+// may wait for the broker to auto-create the topic.
+const warmupTimeout = 30 * time.Second
+
+func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
+	namesrv := cfg.namesrv
+	if namesrv == "" {
+		dir, err := os.MkdirTemp("", "rmqbench-")
+		if err != nil {
+			return result{}, err
+		}
+		defer os.RemoveAll(dir)
+		addr, stop, err := startInProcess(ctx, clusterOptions{syncFlush: cfg.flush, dir: dir})
+		if err != nil {
+			return result{}, err
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintln(log, "rmqbench: stopping in-process cluster:", err)
+			}
+		}()
+		namesrv = addr
+	}
+	d, err := drivers[cfg.client](ctx, driverConfig{
+		namesrv:   splitAddrs(namesrv),
+		topic:     cfg.topic,
+		size:      cfg.size,
+		runID:     strconv.FormatInt(time.Now().UnixNano(), 36),
+		consumers: cfg.callers,
+		verbose:   cfg.verbose,
+		log:       log,
+	})
+	if err != nil {
+		return result{}, err
+	}
+	defer func() {
+		if err := d.Close(); err != nil {
+			fmt.Fprintln(log, "rmqbench: closing client:", err)
+		}
+	}()
+	if err := warmup(ctx, d); err != nil {
+		return result{}, err
+	}
+	if cfg.mode == modeConsume {
+		return runConsume(ctx, cfg, d, log)
+	}
+	return runSend(ctx, cfg, d)
+}
+
+func splitAddrs(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != ';' && s[i] != ',' {
+			i++
+		}
+		if i > 0 {
+			out = append(out, s[:i])
+		}
+		if i == len(s) {
+			break
+		}
+		s = s[i+1:]
+	}
+	return out
+}
+
+// warmup sends until one message succeeds, so that route lookup, topic
+// creation and connection setup are not measured.
+func warmup(ctx context.Context, d driver) error {
+	ctx, cancel := context.WithTimeout(ctx, warmupTimeout)
+	defer cancel()
+	var last error
+	for {
+		if last = d.SendSync(ctx, 1); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("warm-up send never succeeded: %w", last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// op is one measured operation; it returns how many messages it carried.
+type op func(ctx context.Context) (int, error)
+
+func runSend(ctx context.Context, cfg config, d driver) (result, error) {
+	var call op
+	switch cfg.mode {
+	case modeSync:
+		call = func(ctx context.Context) (int, error) { return 1, d.SendSync(ctx, 1) }
+	case modeBatch:
+		call = func(ctx context.Context) (int, error) { return cfg.batch, d.SendSync(ctx, cfg.batch) }
+	case modeOneway:
+		call = func(ctx context.Context) (int, error) { return 1, d.SendOneway(ctx) }
+	}
+	recs := make([]*recorder, cfg.callers)
+	for i := range recs {
+		recs[i] = &recorder{}
+	}
+	cpu0, err := processCPU()
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	stopAt := start.Add(cfg.duration)
+	errs := make(chan error, cfg.callers)
+	var wg sync.WaitGroup
+	for _, rec := range recs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if cfg.mode == modeAsync {
+				errs <- asyncCaller(ctx, d, rec, stopAt, cfg.window)
+				return
+			}
+			syncCaller(ctx, call, rec, stopAt)
+			errs <- nil
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	end := time.Now()
+	cpu1, err := processCPU()
+	if err != nil {
+		return result{}, err
+	}
+	for e := range errs {
+		if e != nil {
+			return result{}, e
+		}
+	}
+	t := merge(recs)
+	if cfg.mode == modeAsync && t.last.After(start) {
+		end = t.last // the run ends with its last completion
+	}
+	return newResult(cfg, t, end.Sub(start), cpu1-cpu0), nil
+}
+
+func syncCaller(ctx context.Context, call op, rec *recorder, stopAt time.Time) {
+	for ctx.Err() == nil && time.Now().Before(stopAt) {
+		t0 := time.Now()
+		n, err := call(ctx)
+		if err != nil {
+			rec.fail()
+			continue
+		}
+		rec.ok(time.Since(t0), n)
+	}
+}
+
+// asyncDrainTimeout bounds the wait for outstanding async sends after the
+// measured period; it exceeds the official client's 3 s send timeout.
+const asyncDrainTimeout = 10 * time.Second
+
+// asyncCaller keeps up to window sends outstanding until stopAt, then
+// waits for all of them to complete.
+func asyncCaller(ctx context.Context, d driver, rec *recorder, stopAt time.Time, window int) error {
+	slots := make(chan struct{}, window)
+	for ctx.Err() == nil && time.Now().Before(stopAt) {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			continue
+		}
+		t0 := time.Now()
+		var once sync.Once
+		err := d.SendAsync(ctx, func(err error) {
+			once.Do(func() {
+				if err != nil {
+					rec.fail()
+				} else {
+					rec.ok(time.Since(t0), 1)
+				}
+				<-slots
+			})
+		})
+		if err != nil {
+			rec.fail()
+			<-slots
+		}
+	}
+	timeout := time.NewTimer(asyncDrainTimeout)
+	defer timeout.Stop()
+	for i := 0; i < window; i++ {
+		select {
+		case slots <- struct{}{}:
+		case <-timeout.C:
+			return fmt.Errorf("%d async sends still outstanding %v after the run", window-i, asyncDrainTimeout)
+		}
+	}
+	return nil
+}
+
+// preloadCallers is how many goroutines produce the consume backlog.
+const preloadCallers = 8
+
+func runConsume(ctx context.Context, cfg config, d driver, log io.Writer) (result, error) {
+	produced, err := preload(ctx, d, cfg.backlog, cfg.batch, log)
+	if err != nil {
+		return result{}, err
+	}
+	produced++ // the warm-up message is in the topic too
+	var got atomic.Int64
+	var lastNanos atomic.Int64
+	done := make(chan struct{})
+	var doneOnce sync.Once
+
+	cpu0, err := processCPU()
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	group := fmt.Sprintf("rmqbench_%d", start.UnixNano())
+	stop, err := d.Consume(ctx, group, func(n int) {
+		if n == 0 {
+			return
+		}
+		lastNanos.Store(int64(time.Since(start)))
+		if got.Add(int64(n)) >= produced {
+			doneOnce.Do(func() { close(done) })
+		}
+	})
+	if err != nil {
+		return result{}, err
+	}
+	timer := time.NewTimer(cfg.duration)
+	var waitErr error
+	select {
+	case <-done:
+	case <-timer.C:
+		waitErr = fmt.Errorf("drained %d of %d messages within -duration %v", got.Load(), produced, cfg.duration)
+	case <-ctx.Done():
+		waitErr = ctx.Err()
+	}
+	timer.Stop()
+	elapsed := time.Duration(lastNanos.Load())
+	cpu1, cpuErr := processCPU()
+	if err := stop(); err != nil {
+		fmt.Fprintln(log, "rmqbench: stopping consumer:", err)
+	}
+	if waitErr != nil {
+		return result{}, waitErr
+	}
+	if cpuErr != nil {
+		return result{}, cpuErr
+	}
+	return newResult(cfg, totals{msgs: got.Load()}, elapsed, cpu1-cpu0), nil
+}
+
+// preload produces the consume backlog with sync sends of up to batch
+// messages and returns how many were stored.
+func preload(ctx context.Context, d driver, backlog, batch int, log io.Writer) (int64, error) {
+	var next, stored atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	var wg sync.WaitGroup
+	for range preloadCallers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				n := int64(batch)
+				end := next.Add(n)
+				if end-n >= int64(backlog) {
+					return
+				}
+				n = min(end, int64(backlog)) - (end - n)
+				if err := d.SendSync(ctx, int(n)); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					continue
+				}
+				stored.Add(n)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if got := stored.Load(); got < int64(backlog) {
+		fmt.Fprintf(log, "rmqbench: preloaded %d of %d messages (first error: %v)\n", got, backlog, firstErr)
+		if got == 0 {
+			return 0, errors.New("preload stored no message")
+		}
+	}
+	return stored.Load(), nil
+}

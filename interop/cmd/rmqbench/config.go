@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Client names accepted by -client.
+const (
+	clientOfficial = "official"
+	clientOurs     = "ours"
+)
+
+// Modes accepted by -mode.
+const (
+	modeSync    = "sync"
+	modeAsync   = "async"
+	modeOneway  = "oneway"
+	modeBatch   = "batch"
+	modeConsume = "consume"
+)
+
+var errHelp = errors.New("help requested")
+
+type config struct {
+	namesrv  string // "" = start an in-process cluster
+	client   string
+	mode     string
+	callers  int
+	batch    int
+	size     int
+	duration time.Duration
+	topic    string
+	flush    bool
+	window   int // async: outstanding sends per caller
+	backlog  int // consume: messages produced before the consumer starts
+	verbose  bool
+}
+
+func parseConfig(args []string, stderr io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("rmqbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.namesrv, "namesrv", "", "NameServer `addr`ess (host:port; several joined by ';'); empty starts an in-process NameServer and broker")
+	fs.StringVar(&c.client, "client", clientOfficial, "client to measure: official|ours")
+	fs.StringVar(&c.mode, "mode", modeSync, "sync|async|oneway|batch|consume")
+	fs.IntVar(&c.callers, "callers", 1, "concurrent callers (goroutines sending); consume: consumer goroutines")
+	fs.IntVar(&c.batch, "batch", 32, "messages per batch in batch mode (and per send while preloading for consume)")
+	fs.IntVar(&c.size, "size", 1024, "message body size in `bytes`")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time for send modes; consume: the longest the drain may take")
+	fs.StringVar(&c.topic, "topic", "rmqbench", "topic; consume mode without an explicit -topic uses a fresh topic per run")
+	fs.BoolVar(&c.flush, "flush", false, "run the in-process broker with synchronous disk flush (only without -namesrv)")
+	fs.IntVar(&c.window, "window", 64, "async mode: sends each caller keeps outstanding")
+	fs.IntVar(&c.backlog, "backlog", 100000, "consume mode: messages produced before the consumer starts")
+	fs.BoolVar(&c.verbose, "v", false, "keep the official client's logging at info level")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, errHelp
+		}
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	topicSet := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "topic" {
+			topicSet = true
+		}
+	})
+	if c.mode == modeConsume && !topicSet {
+		// A fresh topic per run, so the drain never meets an old backlog.
+		c.topic = fmt.Sprintf("%s_%d", c.topic, time.Now().UnixNano())
+	}
+	return c, c.validate()
+}
+
+func (c config) validate() error {
+	switch c.client {
+	case clientOfficial, clientOurs:
+	default:
+		return fmt.Errorf("-client %q: want official or ours", c.client)
+	}
+	switch c.mode {
+	case modeSync, modeAsync, modeOneway, modeBatch, modeConsume:
+	default:
+		return fmt.Errorf("-mode %q: want sync, async, oneway, batch or consume", c.mode)
+	}
+	switch {
+	case c.callers < 1:
+		return fmt.Errorf("-callers %d: want at least 1", c.callers)
+	case c.batch < 1:
+		return fmt.Errorf("-batch %d: want at least 1", c.batch)
+	case c.size < 1:
+		return fmt.Errorf("-size %d: want at least 1", c.size)
+	case c.duration <= 0:
+		return fmt.Errorf("-duration %v: want a positive duration", c.duration)
+	case c.topic == "":
+		return errors.New("-topic must not be empty")
+	case c.window < 1:
+		return fmt.Errorf("-window %d: want at least 1", c.window)
+	case c.mode == modeConsume && c.backlog < 1:
+		return fmt.Errorf("-backlog %d: want at least 1", c.backlog)
+	case c.flush && c.namesrv != "":
+		return errors.New("-flush sets the in-process broker's flush mode; it cannot change a broker reached by -namesrv")
+	}
+	return nil
+}

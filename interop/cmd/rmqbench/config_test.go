@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+		check   func(t *testing.T, c config)
+	}{
+		{name: "defaults", check: func(t *testing.T, c config) {
+			if c.client != "official" || c.mode != "sync" || c.callers != 1 || c.size != 1024 ||
+				c.duration != 10*time.Second || c.topic != "rmqbench" || c.namesrv != "" || c.flush {
+				t.Fatalf("defaults %+v", c)
+			}
+		}},
+		{name: "all flags", args: []string{"-namesrv", "127.0.0.1:9876", "-client", "ours", "-mode", "batch",
+			"-callers", "8", "-batch", "16", "-size", "100", "-duration", "2s", "-topic", "T"},
+			check: func(t *testing.T, c config) {
+				if c.namesrv != "127.0.0.1:9876" || c.client != "ours" || c.mode != "batch" || c.callers != 8 ||
+					c.batch != 16 || c.size != 100 || c.duration != 2*time.Second || c.topic != "T" {
+					t.Fatalf("parsed %+v", c)
+				}
+			}},
+		{name: "consume gets a fresh topic", args: []string{"-mode", "consume"}, check: func(t *testing.T, c config) {
+			if !strings.HasPrefix(c.topic, "rmqbench_") {
+				t.Fatalf("topic %q", c.topic)
+			}
+		}},
+		{name: "consume keeps an explicit topic", args: []string{"-mode", "consume", "-topic", "T"}, check: func(t *testing.T, c config) {
+			if c.topic != "T" {
+				t.Fatalf("topic %q", c.topic)
+			}
+		}},
+		{name: "bad client", args: []string{"-client", "java"}, wantErr: "-client"},
+		{name: "bad mode", args: []string{"-mode", "pull"}, wantErr: "-mode"},
+		{name: "zero callers", args: []string{"-callers", "0"}, wantErr: "-callers"},
+		{name: "zero batch", args: []string{"-batch", "0"}, wantErr: "-batch"},
+		{name: "zero size", args: []string{"-size", "0"}, wantErr: "-size"},
+		{name: "zero duration", args: []string{"-duration", "0s"}, wantErr: "-duration"},
+		{name: "flush with namesrv", args: []string{"-flush", "-namesrv", "h:1"}, wantErr: "-flush"},
+		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one mentioning %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestSplitAddrs(t *testing.T) {
+	got := splitAddrs("a:1;b:2,,c:3;")
+	if strings.Join(got, "|") != "a:1|b:2|c:3" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestRunReportsUnavailablePaths(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want error
+	}{
+		{"in-process cluster", nil, errInProcessUnavailable},
+		{"our client", []string{"-client", "ours", "-namesrv", "127.0.0.1:1"}, errOursUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), tt.args, &out, &errOut); code != 1 {
+				t.Fatalf("exit code %d, stderr %q", code, errOut.String())
+			}
+			if out.Len() != 0 || !strings.Contains(errOut.String(), tt.want.Error()) {
+				t.Fatalf("stdout %q stderr %q", out.String(), errOut.String())
+			}
+			if _, err := bench(context.Background(), mustConfig(t, tt.args), io.Discard); !errors.Is(err, tt.want) {
+				t.Fatalf("bench err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+}
+
+func mustConfig(t *testing.T, args []string) config {
+	t.Helper()
+	c, err := parseConfig(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
