@@ -59,27 +59,33 @@ func sendHeaderOfficial() *official.SendHeaderV2 {
 	}}
 }
 
-// sendExtOurs is the SEND_MESSAGE_V2 extFields of sendHeaderOfficial, in
-// the a..n order Java's fast encoder writes.
-func sendExtOurs() remoting.ExtFields {
+// sendHeaderOurs is sendHeaderOfficial in our type. The official client
+// always writes j (reconsumeTimes) and l (maxReconsumeTimes), so they are
+// set here too and both sides encode the same 14 fields.
+func sendHeaderOurs() *remoting.SendMessageRequestHeaderV2 {
 	h := sendHeaderOfficial()
-	return remoting.ExtFields{
-		{Key: "a", Value: h.ProducerGroup},
-		{Key: "b", Value: h.Topic},
-		{Key: "c", Value: h.DefaultTopic},
-		{Key: "d", Value: "4"},
-		{Key: "e", Value: "3"},
-		{Key: "f", Value: "0"},
-		{Key: "g", Value: fmt.Sprint(h.BornTimestamp)},
-		{Key: "h", Value: "0"},
-		{Key: "i", Value: h.Properties},
-		{Key: "j", Value: "0"},
-		{Key: "k", Value: "false"},
-		{Key: "l", Value: "0"},
-		{Key: "m", Value: "false"},
-		{Key: "n", Value: h.BrokerName},
+	props, bname := h.Properties, h.BrokerName
+	var zero1, zero2 int32
+	return &remoting.SendMessageRequestHeaderV2{
+		ProducerGroup:         h.ProducerGroup,
+		Topic:                 h.Topic,
+		DefaultTopic:          h.DefaultTopic,
+		DefaultTopicQueueNums: int32(h.DefaultTopicQueueNums),
+		QueueID:               int32(h.QueueId),
+		SysFlag:               int32(h.SysFlag),
+		BornTimestamp:         h.BornTimestamp,
+		Flag:                  h.Flag,
+		Properties:            &props,
+		ReconsumeTimes:        &zero1,
+		UnitMode:              h.UnitMode,
+		MaxReconsumeTimes:     &zero2,
+		Batch:                 h.Batch,
+		BrokerName:            &bname,
 	}
 }
+
+// sendExtOurs is the SEND_MESSAGE_V2 extFields of sendHeaderOurs.
+func sendExtOurs() remoting.ExtFields { return sendHeaderOurs().AppendExt(nil) }
 
 // sendFrame returns a SEND_MESSAGE_V2 request frame (length prefix
 // included) as the official client writes it with the given serializer.
