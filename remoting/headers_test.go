@@ -12,8 +12,8 @@ import (
 
 type hdrCase struct {
 	name     string
-	full     CustomHeader   // every field set, distinct values
-	min      CustomHeader   // optional fields nil
+	full     CustomHeader // every field set, distinct values
+	min      CustomHeader // optional fields nil
 	newEmpty func() CustomHeader
 	required []string // keys whose absence must fail
 }
