@@ -54,7 +54,7 @@ func echo(_ context.Context, _ *Conn, req *remoting.Command) *remoting.Command {
 }
 
 // startServer starts s on a loopback port and closes it at cleanup.
-func startServer(t *testing.T, s *Server) string {
+func startServer(t testing.TB, s *Server) string {
 	t.Helper()
 	if err := s.Start("127.0.0.1:0"); err != nil {
 		t.Fatalf("Start: %v", err)
