@@ -6,6 +6,8 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/apache/rocketmq-client-go/v2/primitive"
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/interop/internal/official"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -48,6 +50,44 @@ func TestSendFrameCrossDecode(t *testing.T) {
 			if got.Code != official.ReqSendMessageV2 || got.Opaque != 42 || got.Language != 9 ||
 				!bytes.Equal(got.Body, body(0)) || !maps.Equal(got.ExtFields, sendExtOurs().Map()) {
 				t.Fatalf("official decoded %+v", got)
+			}
+		})
+	}
+}
+
+func TestPullFrameBothDecoders(t *testing.T) {
+	for _, c := range codecs {
+		t.Run(c.name, func(t *testing.T) {
+			frame := pullFrame(t, c.codec)
+			cmd, _, err := remoting.DecodeFrame(frame, remoting.DefaultMaxFrameSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, _ := cmd.Ext.Get("nextBeginOffset"); cmd.Code != remoting.Success || !cmd.IsResponse() || v != "5032" {
+				t.Fatalf("ours: response %+v", cmd)
+			}
+			ours, err := rocketmq.DecodeRecords(cmd.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ocmd, err := official.Decode(frame[4:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs := primitive.DecodeMessage(ocmd.Body)
+			if len(ours) != pullCount || len(theirs) != pullCount {
+				t.Fatalf("ours %d messages, official %d, want %d", len(ours), len(theirs), pullCount)
+			}
+			for i := range ours {
+				o, x := ours[i], theirs[i]
+				if o.Topic != x.Topic || !bytes.Equal(o.Body, x.Body) || !bytes.Equal(o.Body, body(byte(i))) ||
+					o.QueueOffset != x.QueueOffset || o.CommitLogOffset != x.CommitLogOffset ||
+					int(o.QueueID) != x.Queue.QueueId || o.BornTimestamp != x.BornTimestamp ||
+					o.StoreTimestamp != x.StoreTimestamp || o.BodyCRC != x.BodyCRC ||
+					o.MsgID != x.MsgId || o.OffsetMsgID != x.OffsetMsgId ||
+					!maps.Equal(o.Properties, x.GetProperties()) {
+					t.Fatalf("message %d differs\nours     %+v\nofficial %+v", i, o, x)
+				}
 			}
 		})
 	}
