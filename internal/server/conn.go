@@ -14,6 +14,8 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
+var errNilResponse = errors.New("rocketmq: nil response")
+
 // maxKeptBuffer is the largest write buffer a connection keeps for reuse;
 // a bigger one (after a large pull response) is left to the GC.
 const maxKeptBuffer = 256 << 10
@@ -140,6 +142,9 @@ func (c *Conn) Close() error {
 func (c *Conn) Reply(req, resp *remoting.Command) error {
 	if req.IsOneway() {
 		return nil
+	}
+	if resp == nil {
+		return errNilResponse
 	}
 	r := *resp
 	r.Opaque = req.Opaque

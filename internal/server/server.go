@@ -396,10 +396,17 @@ func (s *Server) serve(c *Conn, h Handler, req *remoting.Command) {
 	defer s.wg.Done()
 	resp := s.call(c, h, req)
 	s.active.Add(-1)
-	if resp != nil && !req.IsOneway() {
-		if err := c.Reply(req, resp); err != nil {
-			s.log.Debug("response not sent", logKeyCode, req.Code, logKeyOpaque, req.Opaque, logKeyRemote, c.remoteStr, "err", err)
-		}
+	if resp == nil || req.IsOneway() {
+		return
+	}
+	err := c.Reply(req, resp)
+	if errors.Is(err, remoting.ErrEncode) {
+		// Do not leave the client waiting for its timeout.
+		s.log.Error("cannot encode response", logKeyCode, req.Code, logKeyOpaque, req.Opaque, logKeyRemote, c.remoteStr, "err", err)
+		err = c.Reply(req, remoting.NewResponse(remoting.SystemError, err.Error()))
+	}
+	if err != nil {
+		s.log.Debug("response not sent", logKeyCode, req.Code, logKeyOpaque, req.Opaque, logKeyRemote, c.remoteStr, "err", err)
 	}
 }
 

@@ -549,3 +549,54 @@ func TestCloseWaitsAndLeaksNothing(t *testing.T) {
 	c2.nc.Close()
 	waitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
 }
+
+func TestUnencodableResponse(t *testing.T) {
+	s := New(Config{})
+	s.Handle(codeEcho, func(context.Context, *Conn, *remoting.Command) *remoting.Command {
+		resp := remoting.NewResponse(remoting.Success, "")
+		resp.Ext.Set(strings.Repeat("k", 40000), "v") // too long for a ROCKETMQ header
+		return resp
+	})
+	cl := dial(t, startServer(t, s))
+	resp := cl.call(req(codeEcho, 1, remoting.SerializeRocketMQ, ""))
+	if resp.Code != remoting.SystemError {
+		t.Fatalf("code %d remark %q, want SYSTEM_ERROR", resp.Code, resp.Remark)
+	}
+}
+
+func TestConcurrentClients(t *testing.T) {
+	s := New(Config{Multicore: true})
+	s.Handle(codeEcho, echo)
+	addr := startServer(t, s)
+	const clients, callers, calls = 4, 8, 100
+	errs := make(chan error, clients*callers)
+	var wg sync.WaitGroup
+	for ci := range clients {
+		p := newPipeClient(t, addr)
+		for k := range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ch := make(chan *remoting.Command, 1)
+				for i := range calls {
+					body := strconv.Itoa(ci) + "/" + strconv.Itoa(k) + "/" + strconv.Itoa(i)
+					r := &remoting.Command{Code: codeEcho, Serialize: remoting.SerializeType(i % 2), Body: []byte(body)}
+					resp, err := p.call(r, ch)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if string(resp.Body) != body || resp.Serialize != r.Serialize {
+						errs <- errors.New("mismatched response " + string(resp.Body) + " for " + body)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
