@@ -153,7 +153,9 @@ func (c *Client) roundTrip(ctx context.Context, addr string, req *remoting.Comma
 // error, on a goroutine owned by the Client (never with a lock held), if
 // and only if it returns nil. It returns an error only when the call is not
 // accepted: the client is closed, the in-flight bound is reached, or ctx
-// ends while waiting for a slot. The ctx covers the whole call. When addr
+// ends while waiting for a slot. The ctx covers the whole call, and req
+// must be left alone until cb runs (it may be encoded late, after a dial).
+// When addr
 // is already connected the frame is queued before InvokeAsync returns, so
 // calls made one after another from one goroutine go out in order.
 func (c *Client) InvokeAsync(ctx context.Context, addr string, req *remoting.Command, cb func(*remoting.Command, error)) error {

@@ -113,6 +113,10 @@ func WithRPCHook(h RPCHook) Option {
 	}
 }
 
+// WithACL signs every outgoing request with cred (PROTOCOL.md §8.13); it is
+// WithRPCHook(ACLHook(cred)). Default: no signing.
+func WithACL(cred remoting.ACLCredentials) Option { return WithRPCHook(ACLHook(cred)) }
+
 // WithLanguage sets the language code written in every command this client
 // sends. Default remoting.LanguageGo.
 func WithLanguage(l remoting.LanguageCode) Option { return func(c *config) { c.language = l } }
