@@ -100,3 +100,22 @@ func BenchmarkInvokeParallel64(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkInvokeSerial is one caller at a time: round-trip latency.
+func BenchmarkInvokeSerial(b *testing.B) {
+	addr := startRawEcho(b)
+	c, err := New(WithSerializeType(remoting.SerializeRocketMQ))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	req := remoting.NewRequest(remoting.HeartBeat, nil, make([]byte, 128))
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := c.Invoke(ctx, addr, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
