@@ -1,0 +1,123 @@
+package rocketmq
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrCorruptBatch reports a SEND_BATCH_MESSAGE body whose lengths do not
+// add up.
+var ErrCorruptBatch = errors.New("rocketmq: corrupt batch body")
+
+// batchHeaderSize is totalSize, magic, bodyCRC, flag and bodyLen.
+const batchHeaderSize = 20
+
+// BatchElement is one message of a batch body, as the broker reads it.
+type BatchElement struct {
+	Flag       int32
+	Body       []byte
+	Properties string // the element's properties string (includes its UNIQ_KEY)
+}
+
+// AppendBatch appends the SEND_BATCH_MESSAGE body of msgs (PROTOCOL.md
+// §5.4): per message totalSize, magic 0, bodyCRC 0, flag, body and the
+// message's own properties string. Topics are not written (the batch's
+// topic travels in the header). Each message should already carry its
+// UNIQ_KEY; AppendBatch adds nothing.
+func AppendBatch(dst []byte, msgs []*Message) ([]byte, error) {
+	be := binary.BigEndian
+	for i, m := range msgs {
+		pl := PropertiesSize(m.Properties)
+		if pl > MaxPropertiesLength {
+			return dst, fmt.Errorf("rocketmq: batch message %d: %w", i, ErrPropertiesTooLong)
+		}
+		total := batchHeaderSize + len(m.Body) + 2 + pl
+		dst = be.AppendUint32(dst, uint32(total))
+		dst = be.AppendUint32(dst, 0)
+		dst = be.AppendUint32(dst, 0)
+		dst = be.AppendUint32(dst, uint32(m.Flag))
+		dst = be.AppendUint32(dst, uint32(len(m.Body)))
+		dst = append(dst, m.Body...)
+		dst = be.AppendUint16(dst, uint16(pl))
+		dst = AppendProperties(dst, m.Properties)
+	}
+	return dst, nil
+}
+
+// scanBatchElement checks the element at b[0:] and returns its size, body
+// and properties positions.
+func scanBatchElement(b []byte) (size, bodyLen, propsLen int, err error) {
+	be := binary.BigEndian
+	if len(b) < batchHeaderSize+2 {
+		return 0, 0, 0, fmt.Errorf("%w: %d bytes left, an element needs at least %d", ErrCorruptBatch, len(b), batchHeaderSize+2)
+	}
+	total := int64(int32(be.Uint32(b)))
+	if total < batchHeaderSize+2 || total > int64(len(b)) {
+		return 0, 0, 0, fmt.Errorf("%w: totalSize %d out of bounds (%d bytes left)", ErrCorruptBatch, total, len(b))
+	}
+	bl := int64(int32(be.Uint32(b[16:])))
+	if bl < 0 || bl > total-batchHeaderSize-2 {
+		return 0, 0, 0, fmt.Errorf("%w: bodyLength %d out of bounds", ErrCorruptBatch, bl)
+	}
+	p := batchHeaderSize + int(bl)
+	pl := int(int16(be.Uint16(b[p:])))
+	if pl < 0 || int64(p+2+pl) != total {
+		return 0, 0, 0, fmt.Errorf("%w: propertiesLength %d does not end at totalSize %d", ErrCorruptBatch, pl, total)
+	}
+	return int(total), int(bl), pl, nil
+}
+
+// DecodeBatchElements splits a batch body into its elements. Bodies alias
+// body; properties strings share one allocation and do not.
+func DecodeBatchElements(body []byte) ([]BatchElement, error) {
+	n, strLen := 0, 0
+	for off := 0; off < len(body); n++ {
+		size, _, pl, err := scanBatchElement(body[off:])
+		if err != nil {
+			return nil, fmt.Errorf("rocketmq: batch element %d at offset %d: %w", n, off, err)
+		}
+		strLen += pl
+		off += size
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	var sb strings.Builder
+	sb.Grow(strLen)
+	out := make([]BatchElement, n)
+	for i, off := 0, 0; i < n; i++ {
+		size, bl, pl, _ := scanBatchElement(body[off:])
+		e := &out[i]
+		e.Flag = int32(binary.BigEndian.Uint32(body[off+12:]))
+		if bl > 0 {
+			e.Body = body[off+batchHeaderSize : off+batchHeaderSize+bl : off+batchHeaderSize+bl]
+		}
+		start := sb.Len()
+		p := off + batchHeaderSize + bl + 2
+		sb.Write(body[p : p+pl])
+		e.Properties = sb.String()[start:]
+		off += size
+	}
+	return out, nil
+}
+
+// DecodeBatch decodes a batch body into messages with parsed properties
+// (Topic is left empty). Bodies alias body.
+func DecodeBatch(body []byte) ([]*Message, error) {
+	els, err := DecodeBatchElements(body)
+	if err != nil || len(els) == 0 {
+		return nil, err
+	}
+	msgs := make([]Message, len(els))
+	out := make([]*Message, len(els))
+	for i := range els {
+		m := &msgs[i]
+		m.Flag = els[i].Flag
+		m.Body = els[i].Body
+		m.Properties = DecodeProperties(els[i].Properties)
+		out[i] = m
+	}
+	return out, nil
+}
