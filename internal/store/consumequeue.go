@@ -1,0 +1,265 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"go.uber.org/atomic"
+)
+
+// cqUnit is the size of one consume-queue entry (PROTOCOL.md §10.2).
+const cqUnit = 20
+
+// fillerSize marks a filler entry (0, 0x7FFFFFFF, 0) that pads a queue whose
+// first entry is not at a file start.
+const fillerSize = 0x7FFFFFFF
+
+type cqEntry struct {
+	phys int64
+	size int32
+	tags int64
+}
+
+func (e cqEntry) filler() bool { return e.size == fillerSize }
+
+// consumeQueue is the index of one (topic, queueId): entry n at byte n*20 of
+// its virtual address space, split into files of perFile entries named by
+// their start byte offset. Readers use files/max/min without locks; all
+// mutation happens under Store.mu (and unmapping under Store.life).
+type consumeQueue struct {
+	topic   string
+	queueID int32
+	dir     string
+	perFile int64
+
+	files atomic.Pointer[[]*mappedFile] // contiguous, ascending
+	max   atomic.Int64                  // next offset = entries written
+	min   atomic.Int64                  // first real entry
+}
+
+func newConsumeQueue(root, topic string, queueID int32, perFile int64) *consumeQueue {
+	q := &consumeQueue{
+		topic:   topic,
+		queueID: queueID,
+		dir:     filepath.Join(root, topic, strconv.Itoa(int(queueID))),
+		perFile: perFile,
+	}
+	q.files.Store(new([]*mappedFile))
+	return q
+}
+
+func (q *consumeQueue) fileBytes() int64 { return q.perFile * cqUnit }
+
+// fileFor returns the file holding entry n, or nil.
+func (q *consumeQueue) fileFor(n int64) *mappedFile {
+	files := *q.files.Load()
+	if len(files) == 0 || n < 0 {
+		return nil
+	}
+	i := (n*cqUnit - files[0].start) / q.fileBytes()
+	if n*cqUnit < files[0].start || i >= int64(len(files)) {
+		return nil
+	}
+	return files[i]
+}
+
+// entry reads entry n; ok is false when no file holds it.
+func (q *consumeQueue) entry(n int64) (cqEntry, bool) {
+	f := q.fileFor(n)
+	if f == nil {
+		return cqEntry{}, false
+	}
+	p := n*cqUnit - f.start
+	b := f.data[p : p+cqUnit]
+	be := binary.BigEndian
+	return cqEntry{phys: int64(be.Uint64(b)), size: int32(be.Uint32(b[8:])), tags: int64(be.Uint64(b[12:]))}, true
+}
+
+// ensure makes sure a file holds entry n, creating the missing files after
+// the current last one (or the single file holding n in an empty queue).
+func (q *consumeQueue) ensure(n int64, s *Store) error {
+	if q.fileFor(n) != nil {
+		return nil
+	}
+	files := *q.files.Load()
+	fb := q.fileBytes()
+	target := n * cqUnit / fb * fb
+	if len(files) > 0 && target < files[0].start {
+		return fmt.Errorf("%w: consume queue %s/%d: offset %d before its first file", ErrCorrupt, q.topic, q.queueID, n)
+	}
+	if err := os.MkdirAll(q.dir, 0o755); err != nil {
+		return fmt.Errorf("%w: %v", ErrIO, err)
+	}
+	next := target
+	if len(files) > 0 {
+		next = files[len(files)-1].end()
+	}
+	grown := append([]*mappedFile(nil), files...)
+	for ; next <= target; next += fb {
+		m, err := openMapped(filepath.Join(q.dir, offsetName(next)), next, fb, mapCreate)
+		if err != nil {
+			return fmt.Errorf("%w: create consume queue file: %v", ErrIO, err)
+		}
+		grown = append(grown, m)
+	}
+	q.files.Store(&grown)
+	return nil
+}
+
+// writeEntry stores e at n; a file must hold n.
+func (q *consumeQueue) writeEntry(n int64, e cqEntry, s *Store) {
+	f := q.fileFor(n)
+	p := n*cqUnit - f.start
+	b := f.data[p : p+cqUnit]
+	be := binary.BigEndian
+	be.PutUint64(b, uint64(e.phys))
+	be.PutUint32(b[8:], uint32(e.size))
+	be.PutUint64(b[12:], uint64(e.tags))
+	if s != nil {
+		s.markDirty(f)
+	}
+}
+
+// put writes entry n. Normally n == max; a gap (only during recovery, or an
+// empty queue starting above 0) is padded with fillers. Call ensure first.
+func (q *consumeQueue) put(n int64, e cqEntry, s *Store) {
+	from := q.max.Load()
+	if from == 0 {
+		// Empty queue: pad from its first file's start.
+		from = (*q.files.Load())[0].start / cqUnit
+		q.min.Store(n)
+	}
+	for i := from; i < n; i++ {
+		q.writeEntry(i, cqEntry{size: fillerSize}, s)
+	}
+	q.writeEntry(n, e, s)
+	q.max.Store(n + 1)
+}
+
+// truncate drops the entries from n on: clears them and deletes the files
+// past n. Dropping every real entry empties the queue completely, so its
+// offsets restart at 0. Only for recovery: it unmaps files.
+func (q *consumeQueue) truncate(n int64) {
+	if n >= q.max.Load() {
+		return
+	}
+	empty := n <= q.min.Load()
+	var keep []*mappedFile
+	for _, f := range *q.files.Load() {
+		if !empty && f.start < n*cqUnit {
+			if f.end() > n*cqUnit {
+				clear(f.data[n*cqUnit-f.start:])
+			}
+			keep = append(keep, f)
+			continue
+		}
+		f.close()
+		os.Remove(f.path)
+	}
+	q.files.Store(&keep)
+	if empty {
+		q.min.Store(0)
+		n = 0
+	}
+	q.max.Store(n)
+}
+
+func (q *consumeQueue) close() {
+	for _, f := range *q.files.Load() {
+		f.close()
+	}
+	q.files.Store(new([]*mappedFile))
+}
+
+// loadConsumeQueue maps the files of one queue directory and finds its
+// written end. A malformed queue is reported as ErrCorrupt; the caller then
+// removes it and rebuilds it from the commit log.
+func loadConsumeQueue(root, topic string, queueID int32, perFile int64) (*consumeQueue, error) {
+	q := newConsumeQueue(root, topic, queueID, perFile)
+	ents, err := os.ReadDir(q.dir)
+	if err != nil {
+		return nil, err
+	}
+	fb := q.fileBytes()
+	var starts []int64
+	for _, de := range ents {
+		start, ok := parseOffsetName(de.Name())
+		if !ok {
+			continue
+		}
+		if start%fb != 0 {
+			return q, fmt.Errorf("%w: %s: name is not a multiple of the file size %d", ErrCorrupt, filepath.Join(q.dir, de.Name()), fb)
+		}
+		starts = append(starts, start)
+	}
+	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
+	var files []*mappedFile
+	fail := func(err error) (*consumeQueue, error) {
+		for _, f := range files {
+			f.close()
+		}
+		return q, err
+	}
+	for i, start := range starts {
+		if i > 0 && start != starts[i-1]+fb {
+			return fail(fmt.Errorf("%w: %s: consume queue files are not contiguous", ErrCorrupt, q.dir))
+		}
+		m, err := openMapped(filepath.Join(q.dir, offsetName(start)), start, fb, 0)
+		if err != nil {
+			return fail(err)
+		}
+		files = append(files, m)
+	}
+	q.files.Store(&files)
+	if len(files) == 0 {
+		return q, nil
+	}
+	// The end is the first all-zero entry of the last file; the earlier
+	// files are full. Entries of the last file must be fillers or plausible
+	// with ascending commit-log offsets.
+	first := files[0].start / cqUnit
+	lastStart := files[len(files)-1].start / cqUnit
+	end := files[len(files)-1].end() / cqUnit
+	prev := int64(-1)
+	for n := lastStart; n < end; n++ {
+		e, _ := q.entry(n)
+		if e == (cqEntry{}) {
+			end = n
+			break
+		}
+		if e.filler() {
+			continue
+		}
+		if e.phys < prev || e.phys < 0 || e.size < minRecordSize {
+			return fail(fmt.Errorf("%w: %s: implausible entry %d (offset %d, size %d)", ErrCorrupt, q.dir, n, e.phys, e.size))
+		}
+		prev = e.phys
+	}
+	min := end
+	for n := first; n < end; n++ {
+		e, _ := q.entry(n)
+		if e == (cqEntry{}) {
+			return fail(fmt.Errorf("%w: %s: empty entry %d inside a full file", ErrCorrupt, q.dir, n))
+		}
+		if !e.filler() {
+			min = n
+			break
+		}
+	}
+	if min == end {
+		// Nothing real survived: drop the files, the queue is empty.
+		for _, f := range files {
+			f.close()
+			os.Remove(f.path)
+		}
+		q.files.Store(new([]*mappedFile))
+		return q, nil
+	}
+	q.min.Store(min)
+	q.max.Store(end)
+	return q, nil
+}

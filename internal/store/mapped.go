@@ -1,0 +1,175 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// mappedFile is one fixed-size file mapped read-write and shared, so that a
+// copy into data is in the page cache (and survives the death of the process)
+// the moment it completes. start is the file's logical start offset: a
+// commit-log byte offset, a consume-queue byte offset, or 0 for index files.
+type mappedFile struct {
+	path  string
+	start int64
+	f     *os.File
+	raw   syscall.RawConn
+	data  []byte
+
+	dirty bool // written since the last checkpoint; guarded by Store.mu
+}
+
+// Options of openMapped.
+const (
+	mapCreate      = 1 << iota // create a missing file
+	mapExclusive               // the file must not exist yet
+	mapGrow                    // extend a shorter file with zeros (a torn tail)
+	mapPreallocate             // reserve the blocks: a full disk fails here, not later inside the mapping
+)
+
+// openMapped maps path with exactly size bytes. An empty file is sized;
+// a file of another size is ErrCorrupt unless mapGrow allows extending it.
+func openMapped(path string, start, size int64, opts int) (*mappedFile, error) {
+	flag := os.O_RDWR
+	if opts&mapCreate != 0 {
+		flag |= os.O_CREATE
+	}
+	if opts&mapExclusive != 0 {
+		flag |= os.O_EXCL
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	m, err := mapOpened(f, path, start, size, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func mapOpened(f *os.File, path string, start, size int64, opts int) (*mappedFile, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case st.Size() == size:
+	case st.Size() == 0 || (opts&mapGrow != 0 && st.Size() < size):
+		if opts&mapPreallocate != 0 {
+			if err := fallocate(f, size); err != nil {
+				return nil, fmt.Errorf("%w: preallocate %s: %v", ErrIO, path, err)
+			}
+		}
+		if err := f.Truncate(size); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%w: %s has %d bytes, want %d", ErrCorrupt, path, st.Size(), size)
+	}
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	var merr error
+	cerr := raw.Control(func(fd uintptr) {
+		data, merr = syscall.Mmap(int(fd), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	})
+	if cerr != nil {
+		return nil, cerr
+	}
+	if merr != nil {
+		return nil, fmt.Errorf("%w: mmap %s: %v", ErrIO, path, merr)
+	}
+	return &mappedFile{path: path, start: start, f: f, raw: raw, data: data}, nil
+}
+
+func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
+
+// sync writes the file's dirty pages to the device. On Linux fdatasync also
+// covers pages dirtied through a shared mapping.
+func (m *mappedFile) sync() error {
+	var serr error
+	err := m.raw.Control(func(fd uintptr) { serr = fdatasync(fd) })
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// close unmaps and closes the file without syncing.
+func (m *mappedFile) close() error {
+	var err error
+	if m.data != nil {
+		err = syscall.Munmap(m.data)
+		m.data = nil
+	}
+	if cerr := m.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// zeroFrom clears data[from:]: whole pages are returned to the file system
+// with a hole punch when it is supported, the rest is cleared in place.
+// Already-zero chunks are skipped so a sparse tail is not materialised.
+func (m *mappedFile) zeroFrom(from int) {
+	const page = 4096
+	n := len(m.data)
+	if from >= n {
+		return
+	}
+	alignedFrom := (from + page - 1) / page * page
+	if alignedFrom < n && punchHole(m.f, int64(alignedFrom), int64(n-alignedFrom)) == nil {
+		clear(m.data[from:alignedFrom])
+		return
+	}
+	for p := from; p < n; p += 64 << 10 {
+		e := min(p+64<<10, n)
+		if !allZero(m.data[p:e]) {
+			clear(m.data[p:e])
+		}
+	}
+}
+
+func allZero(b []byte) bool {
+	for len(b) >= 8 {
+		if b[0]|b[1]|b[2]|b[3]|b[4]|b[5]|b[6]|b[7] != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// faultGuard turns a memory fault inside a mapping (SIGBUS after a full disk
+// or a file truncated behind our back) into an error instead of a crash.
+// Use as:
+//
+//	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+//	defer faultGuard(&err)
+func faultGuard(err *error) {
+	if r := recover(); r != nil {
+		if f, ok := r.(interface{ Addr() uintptr }); ok {
+			*err = fmt.Errorf("%w: %w at %#x in a mapped store file", ErrIO, errFault, f.Addr())
+			return
+		}
+		panic(r)
+	}
+}
+
+func rawControl(f *os.File, fn func(fd uintptr)) error {
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	return raw.Control(fn)
+}

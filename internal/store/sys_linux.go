@@ -1,0 +1,29 @@
+package store
+
+import (
+	"os"
+	"syscall"
+)
+
+func fdatasync(fd uintptr) error { return syscall.Fdatasync(int(fd)) }
+
+func fallocate(f *os.File, size int64) error {
+	var ferr error
+	err := rawControl(f, func(fd uintptr) { ferr = syscall.Fallocate(int(fd), 0, 0, size) })
+	if err != nil {
+		return err
+	}
+	return ferr
+}
+
+// punchHole frees [off, off+n) while keeping the file size
+// (FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE); the range then reads as zeros.
+func punchHole(f *os.File, off, n int64) error {
+	const mode = 0x02 | 0x01
+	var ferr error
+	err := rawControl(f, func(fd uintptr) { ferr = syscall.Fallocate(int(fd), mode, off, n) })
+	if err != nil {
+		return err
+	}
+	return ferr
+}
