@@ -1,6 +1,6 @@
 module github.com/go-rocketmq/rocketmq
 
-go 1.22
+go 1.24
 
 require (
 	github.com/golang/mock v1.6.0 // indirect
