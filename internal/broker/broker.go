@@ -1,0 +1,238 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/server"
+	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/internal/transport"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// Broker is one in-repo broker: a store, a remoting server and the state
+// managers. Create it with New, then Start; Close shuts it down cleanly and
+// Crash stops it the way a killed process would (tests only).
+type Broker struct {
+	cfg Config
+	log *slog.Logger
+
+	store  *store.Store
+	srv    *server.Server
+	nsCli  *transport.Client // REGISTER_BROKER / UNREGISTER_BROKER
+	faults faultTable
+
+	topics  *topicManager
+	groups  *groupManager
+	offsets *offsetManager
+	clients *clientManager
+	pulls   *pullHold
+
+	addr      string         // published ip:port
+	storeHost netip.AddrPort // written into every record
+
+	ctx    context.Context // cancelled by Close/Crash
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // periodic loops
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+}
+
+// New opens the store and prepares the managers. Nothing listens until Start.
+func New(cfg Config) (*Broker, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerName)}
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.topics = newTopicManager(b)
+	b.groups = newGroupManager(b)
+	b.offsets = newOffsetManager(b)
+	b.clients = newClientManager(b)
+	b.pulls = newPullHold(b)
+	for _, load := range []func() error{b.topics.load, b.groups.load, b.offsets.load} {
+		if err := load(); err != nil {
+			return nil, err
+		}
+	}
+	st, err := store.Open(store.Config{
+		Dir:                        cfg.StoreDir,
+		CommitLogSegmentSize:       cfg.CommitLogSegmentSize,
+		ConsumeQueueEntriesPerFile: cfg.ConsumeQueueEntries,
+		IndexSlots:                 cfg.IndexSlots,
+		IndexEntries:               cfg.IndexEntries,
+		FlushMode:                  cfg.FlushMode,
+		FlushInterval:              cfg.FlushInterval,
+		MaxMessageSize:             cfg.MaxMessageSize,
+		Logger:                     b.log,
+		OnDispatch:                 b.pulls.notify,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rocketmq: broker %s: open store: %w", cfg.BrokerName, err)
+	}
+	b.store = st
+	b.srv = server.New(server.Config{Logger: b.log, MaxHandlers: cfg.MaxHandlers})
+	b.nsCli, err = transport.New(transport.WithLogger(b.log), transport.WithLanguage(remoting.LanguageJava))
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	b.srv.OnConnClose(b.clients.onConnClose)
+	b.registerSendHandlers()
+	b.registerPullHandlers()
+	b.registerOffsetHandlers()
+	b.registerClientHandlers()
+	b.registerAdminHandlers()
+	return b, nil
+}
+
+// Start listens, registers with the NameServers and starts the periodic
+// tasks. It returns once the listener accepts connections.
+func (b *Broker) Start() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return errors.New("rocketmq: broker is closed")
+	}
+	if b.started {
+		return errors.New("rocketmq: broker already started")
+	}
+	if err := b.srv.Start(b.cfg.ListenAddr); err != nil {
+		return fmt.Errorf("rocketmq: broker %s: listen %s: %w", b.cfg.BrokerName, b.cfg.ListenAddr, err)
+	}
+	b.addr = b.cfg.AdvertiseAddr
+	if b.addr == "" {
+		b.addr = b.srv.Addr()
+	}
+	ap, err := netip.ParseAddrPort(b.addr)
+	if err != nil {
+		if tcp, rerr := net.ResolveTCPAddr("tcp", b.addr); rerr == nil {
+			ap = tcp.AddrPort()
+		}
+	}
+	b.storeHost = ap
+	b.started = true
+	b.topics.ensureSystemTopics()
+	b.every(b.cfg.RegisterInterval, func(ctx context.Context) { b.registerAll(ctx) })
+	b.every(b.cfg.OffsetFlushInterval, func(context.Context) { b.offsets.persistLogged() })
+	b.every(b.cfg.ClientScanInterval, func(context.Context) { b.clients.scanExpired() })
+	b.loop(b.pulls.run)
+	b.registerAll(b.ctx)
+	return nil
+}
+
+// Addr is the published address (ip:port) once started.
+func (b *Broker) Addr() string { return b.addr }
+
+// Name is the broker name.
+func (b *Broker) Name() string { return b.cfg.BrokerName }
+
+// ClusterName is the cluster the broker registers under.
+func (b *Broker) ClusterName() string { return b.cfg.ClusterName }
+
+// Close unregisters from the NameServers, answers held pulls, persists
+// offsets and config, stops every goroutine and closes the store cleanly.
+func (b *Broker) Close(ctx context.Context) error {
+	return b.shutdown(ctx, true)
+}
+
+// Crash stops the broker like a killed process: no unregistration, no
+// offset or checkpoint persistence, no clean store shutdown. Tests reopen
+// the same StoreDir with New to exercise recovery.
+func (b *Broker) Crash() error {
+	return b.shutdown(context.Background(), false)
+}
+
+func (b *Broker) shutdown(ctx context.Context, clean bool) error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	started := b.started
+	b.mu.Unlock()
+
+	var errs []error
+	if started && clean {
+		b.unregisterAll(ctx)
+	}
+	b.cancel()
+	b.wg.Wait()
+	if started {
+		b.pulls.close()
+		if err := b.srv.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	b.nsCli.Close()
+	if clean {
+		for _, persist := range []func() error{b.offsets.persist, b.groups.persist, b.topics.persist} {
+			if err := persist(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		errs = append(errs, b.store.Close())
+	} else {
+		errs = append(errs, b.store.Crash())
+	}
+	return errors.Join(errs...)
+}
+
+// every runs fn every d until the broker stops.
+func (b *Broker) every(d time.Duration, fn func(ctx context.Context)) {
+	b.loop(func(ctx context.Context) {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fn(ctx)
+			}
+		}
+	})
+}
+
+// loop runs fn on a broker-owned goroutine; fn must return once ctx is done.
+func (b *Broker) loop(fn func(ctx context.Context)) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		fn(b.ctx)
+	}()
+}
+
+// handle registers h for code behind the fault controls.
+func (b *Broker) handle(code int32, h server.Handler) {
+	b.srv.Handle(code, func(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
+		if f, ok := b.faults.take(code); ok {
+			if f.Delay > 0 {
+				t := time.NewTimer(f.Delay)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return nil
+				}
+			}
+			switch {
+			case f.Drop:
+				return nil
+			case f.Respond:
+				return remoting.NewResponse(f.Code, f.Remark)
+			}
+		}
+		return h(ctx, c, req)
+	})
+}

@@ -1,0 +1,116 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/store"
+)
+
+// Config configures a Broker. Zero fields take Java's defaults
+// (PROTOCOL.md §9.14) through withDefaults.
+type Config struct {
+	ClusterName string // DefaultCluster
+	BrokerName  string // broker-a
+	BrokerID    int64  // 0 = master
+
+	// ListenAddr is where the broker listens ("127.0.0.1:0" picks a port).
+	ListenAddr string
+	// AdvertiseAddr is the ip:port published to NameServers and written as
+	// store host; empty means the bound address.
+	AdvertiseAddr string
+	// NameServers receive REGISTER_BROKER at start, every RegisterInterval
+	// and after topic changes.
+	NameServers []string
+
+	// StoreDir is the store root (commitlog/, consumequeue/, index/, config/).
+	StoreDir             string
+	FlushMode            store.FlushMode
+	FlushInterval        time.Duration // async flush period; store default
+	CommitLogSegmentSize int64         // store default (1 GiB)
+	ConsumeQueueEntries  int           // entries per consume queue file; store default
+	IndexSlots           int           // store default
+	IndexEntries         int           // store default
+	MaxMessageSize       int           // 4 MiB
+
+	// DisableAutoCreateTopic turns autoCreateTopicEnable off.
+	DisableAutoCreateTopic bool
+	// DisableAutoCreateGroup turns autoCreateSubscriptionGroup off.
+	DisableAutoCreateGroup bool
+	// DefaultTopicQueueNums is the queue count of TBW102 (8).
+	DefaultTopicQueueNums int32
+	BrokerPermission      int32 // 6 (read + write)
+
+	// DisableLongPolling answers pulls after ShortPollingTime instead of
+	// holding them for the request's suspend timeout.
+	DisableLongPolling bool
+	ShortPollingTime   time.Duration // 1 s
+	LongPollCheck      time.Duration // 5 s: periodic re-check of held pulls
+
+	RegisterInterval    time.Duration // 30 s
+	ChannelExpiry       time.Duration // 120 s without heartbeat
+	ClientScanInterval  time.Duration // 10 s
+	OffsetFlushInterval time.Duration // 5 s
+
+	RegionID string // DefaultRegion
+	TraceOff bool   // TRACE_ON=false in send responses
+
+	// MaxHandlers bounds concurrent request handlers (server default).
+	MaxHandlers int
+
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.ClusterName == "" {
+		c.ClusterName = "DefaultCluster"
+	}
+	if c.BrokerName == "" {
+		c.BrokerName = "broker-a"
+	}
+	if c.ListenAddr == "" {
+		c.ListenAddr = "127.0.0.1:10911"
+	}
+	if c.StoreDir == "" {
+		return c, errors.New("rocketmq: broker: StoreDir is required")
+	}
+	if c.MaxMessageSize == 0 {
+		c.MaxMessageSize = 4 << 20
+	}
+	if c.DefaultTopicQueueNums == 0 {
+		c.DefaultTopicQueueNums = 8
+	}
+	if c.BrokerPermission == 0 {
+		c.BrokerPermission = 6
+	}
+	if c.ShortPollingTime == 0 {
+		c.ShortPollingTime = time.Second
+	}
+	if c.LongPollCheck == 0 {
+		c.LongPollCheck = 5 * time.Second
+	}
+	if c.RegisterInterval == 0 {
+		c.RegisterInterval = 30 * time.Second
+	}
+	if c.ChannelExpiry == 0 {
+		c.ChannelExpiry = 120 * time.Second
+	}
+	if c.ClientScanInterval == 0 {
+		c.ClientScanInterval = 10 * time.Second
+	}
+	if c.OffsetFlushInterval == 0 {
+		c.OffsetFlushInterval = 5 * time.Second
+	}
+	if c.RegionID == "" {
+		c.RegionID = "DefaultRegion"
+	}
+	if c.BrokerID < 0 {
+		return c, fmt.Errorf("rocketmq: broker: invalid BrokerID %d", c.BrokerID)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}

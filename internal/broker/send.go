@@ -1,0 +1,6 @@
+package broker
+
+// Placeholder; the send helper replaces this file.
+
+func (b *Broker) registerSendHandlers()  {}
+func (b *Broker) registerAdminHandlers() {}
