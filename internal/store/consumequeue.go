@@ -218,26 +218,33 @@ func loadConsumeQueue(root, topic string, queueID int32, perFile int64) (*consum
 	if len(files) == 0 {
 		return q, nil
 	}
-	// The end is the first all-zero entry of the last file; the earlier
-	// files are full. Entries of the last file must be fillers or plausible
-	// with ascending commit-log offsets.
+	// Every entry is checked: fillers may only lead, real entries must
+	// point to ascending, non-overlapping records, and the first all-zero
+	// entry (only allowed in the last file) ends the queue. Sequential and
+	// cheap; it catches garbage and copied entries before anyone reads them.
 	first := files[0].start / cqUnit
 	lastStart := files[len(files)-1].start / cqUnit
 	end := files[len(files)-1].end() / cqUnit
-	prev := int64(-1)
-	for n := lastStart; n < end; n++ {
+	prevEnd := int64(-1)
+scan:
+	for n := first; n < end; n++ {
 		e, _ := q.entry(n)
-		if e == (cqEntry{}) {
+		switch {
+		case e == (cqEntry{}):
+			if n < lastStart {
+				return fail(fmt.Errorf("%w: %s: empty entry %d inside a full file", ErrCorrupt, q.dir, n))
+			}
 			end = n
-			break
-		}
-		if e.filler() {
-			continue
-		}
-		if e.phys < prev || e.phys < 0 || e.size < minRecordSize {
+			break scan
+		case e.filler():
+			if prevEnd >= 0 {
+				return fail(fmt.Errorf("%w: %s: filler entry %d after real entries", ErrCorrupt, q.dir, n))
+			}
+		case e.phys < max(prevEnd, 0) || e.size < minRecordSize:
 			return fail(fmt.Errorf("%w: %s: implausible entry %d (offset %d, size %d)", ErrCorrupt, q.dir, n, e.phys, e.size))
+		default:
+			prevEnd = e.phys + int64(e.size)
 		}
-		prev = e.phys
 	}
 	min := end
 	for n := first; n < end; n++ {

@@ -342,6 +342,27 @@ func (s *Store) checkQueues(end int64) (damaged bool) {
 		if n < q.max.Load() {
 			q.truncate(n)
 		}
+		// Spot-check the older files too: their first, middle and last
+		// entries must match their records. A queue failing this is dropped
+		// and rebuilt by a walk over the whole log.
+		for _, f := range *q.files.Load() {
+			first, last := max(f.start/cqUnit, q.min.Load()), min(f.end()/cqUnit, q.max.Load())-1
+			for _, i := range [3]int64{first, first + (last-first)/2, last} {
+				if i < first || i > last {
+					continue
+				}
+				if e, _ := q.entry(i); !s.recordMatchesQueue(q, i, e) {
+					s.log.Warn("store: consume queue disagrees with the commit log, dropping it",
+						"topic", q.topic, "queue", q.queueID, "offset", i)
+					q.truncate(q.min.Load())
+					damaged = true
+					break
+				}
+			}
+			if q.max.Load() == 0 {
+				break
+			}
+		}
 	}
 	return damaged
 }
