@@ -196,14 +196,15 @@ func defaultTagsCode(_ string, props []byte, _ int64) int64 {
 func indexKeyHash[T string | []byte](topic string, key T) int32 {
 	h := javaHash(0, topic)
 	h = 31*h + '#'
-	h = javaHash(h, key)
+	return absHash(javaHash(h, key))
+}
+
+// absHash is Math.abs, with Integer.MIN_VALUE (still negative) mapped to 0.
+func absHash(h int32) int32 {
 	if h < 0 {
 		h = -h
 	}
-	if h < 0 {
-		h = 0
-	}
-	return h
+	return max(h, 0)
 }
 
 // forEachKey calls fn for every non-empty space-separated element of keys.

@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// 64 concurrent synchronous puts all succeed and share few device syncs.
+func TestSyncFlushGroupCommit(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.CommitLogSegmentSize = 1 << 20
+	cfg.FlushMode = FlushSync
+	cfg.FlushInterval = time.Hour // only waiters trigger syncs
+	cfg.CheckpointInterval = time.Hour
+	s := openStore(t, cfg)
+	before := s.Stats().CommitLogSyncs
+	const n = 64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			res, err := s.PutMessage(context.Background(), msg{topic: "Sync", queue: int32(i % 4), body: body(i, 1024)}.req())
+			switch {
+			case err != nil:
+				errs <- err
+			case res.Status != PutOK:
+				errs <- fmt.Errorf("status %v", res.Status)
+			case s.flushed.Load() < res.PhysicalOffset+int64(res.WroteBytes):
+				errs <- fmt.Errorf("returned before its sync: flushed %d < %d", s.flushed.Load(), res.PhysicalOffset+int64(res.WroteBytes))
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	syncs := s.Stats().CommitLogSyncs - before
+	t.Logf("%d synchronous puts used %d syncs", n, syncs)
+	if syncs < 1 || syncs > n/4 {
+		t.Fatalf("%d syncs for %d concurrent puts", syncs, n)
+	}
+}
+
+func TestSyncFlushStatus(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.FlushMode = FlushSync
+	cfg.FlushInterval = time.Hour
+	s := openStore(t, cfg)
+	t.Run("no wait", func(t *testing.T) {
+		r := msg{topic: "S", body: "x"}.req()
+		r.WaitFlush = false
+		res, err := s.PutMessage(context.Background(), r)
+		if err != nil || res.Status != PutOK {
+			t.Fatalf("%v %v", res.Status, err)
+		}
+		// The flusher is still woken and syncs soon.
+		waitFor(t, "background sync", func() bool { return s.flushed.Load() >= res.PhysicalOffset+int64(res.WroteBytes) })
+	})
+	t.Run("ctx done", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		// Hold the sync lock so the flusher cannot finish first.
+		s.syncMu.Lock()
+		res, err := s.PutMessage(ctx, msg{topic: "S", body: "y"}.req())
+		s.syncMu.Unlock()
+		if err != nil || res.Status != PutFlushDiskTimeout {
+			t.Fatalf("%v %v", res.Status, err)
+		}
+		// Stored anyway.
+		if _, err := s.MessageAt(res.PhysicalOffset); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("timeout", func(t *testing.T) {
+		s.cfg.SyncFlushTimeout = 20 * time.Millisecond
+		defer func() { s.cfg.SyncFlushTimeout = 5 * time.Second }()
+		s.syncMu.Lock()
+		res, err := s.PutMessage(context.Background(), msg{topic: "S", body: "z"}.req())
+		s.syncMu.Unlock()
+		if err != nil || res.Status != PutFlushDiskTimeout {
+			t.Fatalf("%v %v", res.Status, err)
+		}
+	})
+}
+
+func TestAsyncFlushInBackground(t *testing.T) {
+	cfg := testConfig(t)
+	s := openStore(t, cfg)
+	before := s.Stats()
+	res := put(t, s, msg{topic: "A", body: "x"})
+	waitFor(t, "background sync", func() bool { return s.flushed.Load() >= res.res.PhysicalOffset+int64(res.res.WroteBytes) })
+	waitFor(t, "checkpoint", func() bool { return s.Stats().Checkpoints > before.Checkpoints })
+	ck, err := readCheckpoint(s.ckptFile)
+	if err != nil || ck.physicMsgTimestamp != res.res.StoreTimestamp {
+		t.Fatalf("checkpoint %+v %v, want %d", ck, err, res.res.StoreTimestamp)
+	}
+}
+
+func TestConcurrentPutGet(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.CommitLogSegmentSize = 16 << 10
+	s := openStore(t, cfg)
+	const writers, each = 4, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+2)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if _, err := s.PutMessage(context.Background(), msg{topic: "CC", queue: int32(w), body: body(i, 100+i%200)}.req()); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	// Readers follow the queues while they grow.
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var off int64
+			deadline := time.Now().Add(20 * time.Second)
+			for off < each && time.Now().Before(deadline) {
+				res, err := s.GetMessages(nil, &GetRequest{Topic: "CC", QueueID: int32(r), Offset: off})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for b := res.Data; len(b) > 0; {
+					h, err := parseRecord(b, true)
+					if err != nil || h.queueOffset != off {
+						errs <- fmt.Errorf("reader %d at %d: %v (offset %d)", r, off, err, h.queueOffset)
+						return
+					}
+					b = b[h.size:]
+					off++
+				}
+				if res.Status != GetFound {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			if off != each {
+				errs <- fmt.Errorf("reader %d stopped at %d", r, off)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestConfigFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "config")
+	path := filepath.Join(dir, "topics.json")
+	t.Run("missing", func(t *testing.T) {
+		if _, err := ReadConfigFile(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("got %v", err)
+		}
+	})
+	v1 := []byte("{\n\t\"offsetTable\":{\n\t\t\"T@g\":{0:12,1:7}\n\t}\n}")
+	v2 := []byte(`{"offsetTable":{"T@g":{"0":13}}}`)
+	t.Run("write and read", func(t *testing.T) {
+		if err := WriteConfigFile(path, v1); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadConfigFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBytes(t, "v1", got, v1)
+		if _, err := os.Stat(path + ".bak"); !os.IsNotExist(err) {
+			t.Fatal("a .bak without a previous version")
+		}
+	})
+	t.Run("replace keeps bak", func(t *testing.T) {
+		if err := WriteConfigFile(path, v2); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := ReadConfigFile(path)
+		sameBytes(t, "v2", got, v2)
+		bak, _ := os.ReadFile(path + ".bak")
+		sameBytes(t, "bak", bak, v1)
+		if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {
+			t.Fatal("temp file left behind")
+		}
+	})
+	cases := []struct {
+		name string
+		main []byte
+	}{
+		{"empty", []byte{}},
+		{"truncated", v2[:10]},
+		{"trailing garbage", append(append([]byte{}, v2...), "xx"...)},
+		{"not json", []byte("hello")},
+	}
+	for _, c := range cases {
+		t.Run("corrupt main: "+c.name, func(t *testing.T) {
+			os.WriteFile(path, c.main, 0o644)
+			got, err := ReadConfigFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameBytes(t, "fallback", got, v1)
+		})
+	}
+	t.Run("corrupt main is not rotated into bak", func(t *testing.T) {
+		os.WriteFile(path, []byte("{broken"), 0o644)
+		if err := WriteConfigFile(path, v2); err != nil {
+			t.Fatal(err)
+		}
+		bak, _ := os.ReadFile(path + ".bak")
+		sameBytes(t, "bak", bak, v1)
+	})
+	t.Run("main missing", func(t *testing.T) {
+		os.Remove(path)
+		got, err := ReadConfigFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBytes(t, "bak", got, v1)
+	})
+	t.Run("both corrupt", func(t *testing.T) {
+		os.WriteFile(path, []byte("x"), 0o644)
+		os.WriteFile(path+".bak", []byte("{"), 0o644)
+		if _, err := ReadConfigFile(path); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
