@@ -273,4 +273,11 @@ const (
 	RecordMaxExtraSize = 64 << 10
 	// MaxDelayLevel is the highest default delay level.
 	MaxDelayLevel = 18
+	// Broker caps on one PULL response (maxTransfer{Bytes,Count}OnMessageIn{Memory,Disk}).
+	MaxTransferBytesInMemory = 256 << 10
+	MaxTransferBytesOnDisk   = 64 << 10
+	MaxTransferCountInMemory = 32
+	MaxTransferCountOnDisk   = 8
+	// DefaultQueryMaxNum is the broker's cap on unique-key query results.
+	DefaultQueryMaxNum = 32
 )
