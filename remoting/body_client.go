@@ -103,6 +103,7 @@ func (h *HeartbeatData) decode(r *fjReader) {
 		case "clientID":
 			h.ClientID = r.str()
 		case "producerDataSet":
+			h.ProducerDataSet = nil
 			r.array(func() {
 				var p ProducerData
 				r.object(func(k []byte) {
@@ -115,6 +116,7 @@ func (h *HeartbeatData) decode(r *fjReader) {
 				h.ProducerDataSet = append(h.ProducerDataSet, p)
 			})
 		case "consumerDataSet":
+			h.ConsumerDataSet = nil
 			r.array(func() {
 				var c ConsumerData
 				c.decode(r)
@@ -218,6 +220,7 @@ func (s *SubscriptionData) decode(r *fjReader) {
 		case "tagsSet":
 			s.TagsSet = r.strList()
 		case "codeSet":
+			s.CodeSet = nil
 			r.array(func() { s.CodeSet = append(s.CodeSet, r.i32()) })
 		case "subVersion":
 			s.SubVersion = r.i64()

@@ -80,12 +80,14 @@ func (t *TopicRouteData) decode(r *fjReader) {
 		case "orderTopicConf":
 			t.OrderTopicConf = r.str()
 		case "queueDatas":
+			t.QueueDatas = nil
 			r.array(func() {
 				var q QueueData
 				q.decode(r)
 				t.QueueDatas = append(t.QueueDatas, q)
 			})
 		case "brokerDatas":
+			t.BrokerDatas = nil
 			r.array(func() {
 				var b BrokerData
 				b.decode(r)
