@@ -1,6 +1,6 @@
 module github.com/go-rocketmq/rocketmq/interop
 
-go 1.22
+go 1.24
 
 require (
 	github.com/apache/rocketmq-client-go/v2 v2.1.3-0.20251226070945-2173d070fd1b

@@ -99,7 +99,16 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	if cfg.mode == modeConsume {
 		return runConsume(ctx, cfg, d, log)
 	}
-	return runSend(ctx, cfg, d)
+	res, err := runSend(ctx, cfg, d)
+	if err == nil && cfg.mode == modeOneway {
+		// Not timed: a sync send behind the oneway ones on the same
+		// connection returns only after the broker has read them all, so
+		// closing the client cannot cut off the tail of the run.
+		if berr := d.SendSync(ctx, 1); berr != nil {
+			fmt.Fprintln(log, "rmqbench: closing sync send after oneway run:", berr)
+		}
+	}
+	return res, err
 }
 
 func splitAddrs(s string) []string {
