@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
@@ -37,6 +38,11 @@ type Broker struct {
 	addr      string         // published ip:port
 	storeHost netip.AddrPort // written into every record
 
+	ids         *rocketmq.UniqIDGenerator // UNIQ_KEY for sends without one
+	delayLevels []time.Duration           // messageDelayLevel
+	stats       *brokerStats
+	traceOn     string // TRACE_ON in send responses
+
 	ctx    context.Context // cancelled by Close/Crash
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // periodic loops
@@ -53,6 +59,13 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerName)}
+	b.ids = rocketmq.NewUniqIDGenerator()
+	b.delayLevels = rocketmq.DefaultDelayLevels()
+	b.stats = newBrokerStats(time.Now())
+	b.traceOn = "true"
+	if cfg.TraceOff {
+		b.traceOn = "false"
+	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.topics = newTopicManager(b)
 	b.groups = newGroupManager(b)
@@ -75,6 +88,7 @@ func New(cfg Config) (*Broker, error) {
 		MaxMessageSize:             cfg.MaxMessageSize,
 		Logger:                     b.log,
 		OnDispatch:                 b.pulls.notify,
+		TagsCode:                   b.recoveredTagsCode,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rocketmq: broker %s: open store: %w", cfg.BrokerName, err)
@@ -125,6 +139,7 @@ func (b *Broker) Start() error {
 	b.every(b.cfg.RegisterInterval, func(ctx context.Context) { b.registerAll(ctx) })
 	b.every(b.cfg.OffsetFlushInterval, func(context.Context) { b.offsets.persistLogged() })
 	b.every(b.cfg.ClientScanInterval, func(context.Context) { b.clients.scanExpired() })
+	b.every(time.Second, func(context.Context) { b.stats.sample(time.Now()) })
 	b.loop(b.pulls.run)
 	b.registerAll(b.ctx)
 	return nil

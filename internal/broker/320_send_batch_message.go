@@ -1,0 +1,143 @@
+package broker
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/server"
+	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// handleSendBatchMessage serves SEND_BATCH_MESSAGE (320): a V2 header with
+// m=true and a body of batch elements (PROTOCOL.md §5.4).
+func (b *Broker) handleSendBatchMessage(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
+	var h remoting.SendMessageRequestHeaderV2
+	if err := h.FromExt(req.Ext); err != nil {
+		return b.sendHeaderError(err)
+	}
+	return b.send(ctx, c, req, (*remoting.SendMessageRequestHeader)(&h))
+}
+
+// sendBatch stores the elements of a batch in one queue with consecutive
+// offsets. Like 4.9.8 it appends the batch-level properties (the header's,
+// plus CLUSTER) to every element's own; unlike 4.9.8 it also gives an
+// element without UNIQ_KEY one (the official Go client sends none).
+func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Command, h *remoting.SendMessageRequestHeader) *remoting.Command {
+	tc, resp := b.sendCheck(c, h)
+	if resp != nil {
+		return resp
+	}
+	queueID, ok := pickQueue(h.QueueID, &tc)
+	if !ok {
+		return b.sendResponse(remoting.SystemError, remarkNoWriteQueue)
+	}
+	topic := h.Topic
+	if len(topic) > rocketmq.TopicMaxLength {
+		return b.sendResponse(remoting.MessageIllegal, "message topic length too long "+strconv.Itoa(len(topic)))
+	}
+	if rocketmq.IsRetryTopic(topic) { // 5.x rule; 4.9.8 would store the batch
+		return b.sendResponse(remoting.MessageIllegal, "batch request does not support retry group "+topic)
+	}
+	sysFlag := h.SysFlag
+	if tc.TopicFilterType == "MULTI_TAG" {
+		sysFlag |= rocketmq.FlagMultiTags
+	}
+	raw := ""
+	if h.Properties != nil {
+		raw = *h.Properties
+	}
+	bp := scanSendProps(raw)
+	// The 4.9.8 store refuses delayed and transactional batches.
+	if bp.delayLevel() > 0 || sysFlag&rocketmq.FlagTransactionMask != rocketmq.FlagTransactionNot {
+		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+	}
+	if len(req.Body) > b.cfg.MaxMessageSize {
+		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+	}
+	els, err := rocketmq.DecodeBatchElements(req.Body)
+	if err != nil {
+		return b.sendResponse(remoting.MessageIllegal, err.Error())
+	}
+	if len(els) == 0 {
+		return b.sendResponse(remoting.MessageIllegal, "the batch holds no message")
+	}
+
+	pb := propsBufs.Get().(*propsBuf)
+	defer propsBufs.Put(pb)
+	suffix := appendProps(pb.b[:0], raw, 0)
+	suffix = appendProp(suffix, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
+	buf := suffix
+	sufLen := len(suffix)
+
+	// All element property strings go into one buffer and become one
+	// string; ends[i] is where element i's ends.
+	reqs := make([]store.PutRequest, len(els))
+	ends := make([]int, len(els))
+	bornHost := c.RemoteAddrPort()
+	wait := bp.waitStoreMsgOK()
+	reconsume := int32(0)
+	if h.ReconsumeTimes != nil {
+		reconsume = *h.ReconsumeTimes
+	}
+	for i := range els {
+		el := &els[i]
+		start := len(buf)
+		buf = appendProps(buf, el.Properties, 0)
+		p := scanSendProps(el.Properties)
+		uniq := p.uniq
+		if uniq == "" {
+			uniq = b.ids.NewID()
+			buf = appendProp(buf, start, rocketmq.PropertyUniqKey, uniq)
+		}
+		if len(buf) > start {
+			buf = append(buf, rocketmq.PropertySeparator)
+		}
+		buf = append(buf, buf[:sufLen]...)
+		if len(buf)-start > rocketmq.MaxPropertiesLength {
+			pb.b = buf
+			return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+		}
+		ends[i] = len(buf)
+		reqs[i] = store.PutRequest{
+			RecordFields: rocketmq.RecordFields{
+				QueueID:        queueID,
+				Flag:           el.Flag,
+				SysFlag:        sysFlag,
+				BornTimestamp:  h.BornTimestamp,
+				BornHost:       bornHost,
+				StoreHost:      b.storeHost,
+				ReconsumeTimes: reconsume,
+				Body:           el.Body,
+				Topic:          topic,
+			},
+			TagsCode:  rocketmq.TagHash(p.tags),
+			UniqKey:   uniq,
+			Keys:      p.keys,
+			WaitFlush: wait,
+		}
+	}
+	pb.b = buf
+	all := string(buf[sufLen:])
+	from := 0
+	for i := range reqs {
+		to := ends[i] - sufLen
+		reqs[i].Properties = all[from:to]
+		from = to
+	}
+
+	res, err := b.store.PutMessages(ctx, reqs)
+	if err != nil {
+		return b.storeErrorResponse(err)
+	}
+	b.stats.addPut(res.MsgCount, res.WroteBytes)
+	ids := make([]byte, 0, len(res.PhysicalOffsets)*33)
+	for i, off := range res.PhysicalOffsets {
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		ids = rocketmq.AppendOffsetMsgID(ids, b.storeHost, off)
+	}
+	return b.sendOKResponse(&res, queueID, ids)
+}
