@@ -1,0 +1,28 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/go-rocketmq/rocketmq/internal/server"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// handleDeleteTopicInBroker serves DELETE_TOPIC_IN_BROKER (215): drop the
+// config (persisted, re-registered), the consume queues and, when the
+// offset manager offers it, the topic's committed offsets. Like 4.9.8 it
+// answers SUCCESS for an unknown topic too.
+func (b *Broker) handleDeleteTopicInBroker(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
+	var h remoting.DeleteTopicRequestHeader
+	if err := h.FromExt(req.Ext); err != nil {
+		return adminHeaderError(err)
+	}
+	existed := b.topics.remove(h.Topic)
+	if err := b.store.DeleteTopic(h.Topic); err != nil {
+		b.log.Warn("delete topic from store", "topic", h.Topic, "err", err)
+	}
+	if o, ok := any(b.offsets).(interface{ removeTopic(topic string) }); ok {
+		o.removeTopic(h.Topic)
+	}
+	b.log.Info("topic deleted by admin", "topic", h.Topic, "existed", existed, "client", c.String())
+	return remoting.NewResponse(remoting.Success, "")
+}
