@@ -1,9 +1,13 @@
 package remoting
 
 import (
+	"encoding/binary"
+	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // JSON header (serializeType 0, PROTOCOL.md §1.3).
@@ -191,9 +195,11 @@ const maxJSONDepth = 64
 // jsonReader is a sticky-error scanner over one header. Strings without
 // escapes are substrings of s, so the whole header costs one allocation.
 type jsonReader struct {
-	s   string
-	i   int
-	err error
+	b       []byte // the header, read-only; s is its copy with the same offsets
+	s       string
+	i       int
+	err     error
+	scratch []byte // unescaped strings, see strSlow
 }
 
 func (r *jsonReader) fail(msg string) {
@@ -215,6 +221,9 @@ func (r *jsonReader) ws() {
 
 // peek returns the next non-space byte, or 0 at the end.
 func (r *jsonReader) peek() byte {
+	if r.i < len(r.s) && r.s[r.i] > ' ' { // fast path: compact JSON
+		return r.s[r.i]
+	}
 	r.ws()
 	if r.err != nil || r.i >= len(r.s) {
 		return 0
@@ -247,32 +256,64 @@ func (r *jsonReader) str() string {
 	}
 	r.i++
 	start := r.i
-	for r.i < len(r.s) {
-		c := r.s[r.i]
-		if c == '"' {
-			v := r.s[start:r.i]
-			r.i++
-			return v
-		}
-		if c == '\\' {
-			return r.strSlow(start)
-		}
-		// Raw control characters are tolerated, as fastjson does.
-		r.i++
+	i := indexQuoteOrBackslash(r.b, start)
+	if i < 0 {
+		r.fail("unterminated string")
+		return ""
 	}
-	r.fail("unterminated string")
-	return ""
+	if r.b[i] == '\\' {
+		r.i = i
+		return r.strSlow(start)
+	}
+	// Raw control characters are tolerated, as fastjson does.
+	r.i = i + 1
+	return r.s[start:i]
 }
 
+// indexQuoteOrBackslash returns the index of the first '"' or '\\' in b at
+// or after from, or -1. It tests eight bytes per step (the classic
+// has-zero-byte trick; the lowest flagged byte is always a true match).
+func indexQuoteOrBackslash(b []byte, from int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	i := from
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q := x ^ (lo * '"')
+		s := x ^ (lo * '\\')
+		if m := ((q-lo)&^q | (s-lo)&^s) & hi; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == '"' || b[i] == '\\' {
+			return i
+		}
+	}
+	return -1
+}
+
+// strSlow unescapes a string whose first backslash is at r.i. The text is
+// appended to r.scratch, one buffer per header sized so that it never has
+// to grow (unescaping only shrinks text), and returned as a string viewing
+// it. That is safe because bytes of scratch below len(scratch) are never
+// written again; were it ever to grow, strings made earlier would keep the
+// old, equally frozen array.
 func (r *jsonReader) strSlow(start int) string {
-	buf := make([]byte, 0, r.i-start+16)
-	buf = append(buf, r.s[start:r.i]...)
+	if r.scratch == nil {
+		r.scratch = make([]byte, 0, len(r.s)-start)
+	}
+	from := len(r.scratch)
+	buf := append(r.scratch, r.s[start:r.i]...)
 	for r.i < len(r.s) {
 		c := r.s[r.i]
 		switch c {
 		case '"':
 			r.i++
-			return string(buf)
+			r.scratch = buf
+			if len(buf) == from {
+				return ""
+			}
+			return unsafe.String(&buf[from], len(buf)-from)
 		case '\\':
 			if r.i+1 >= len(r.s) {
 				r.fail("truncated escape")
@@ -327,8 +368,13 @@ func (r *jsonReader) strSlow(start int) string {
 				return ""
 			}
 		default:
-			buf = append(buf, c)
-			r.i++
+			// Copy the run up to the next quote or backslash at once.
+			j := r.i + 1
+			for j < len(r.s) && r.s[j] != '"' && r.s[j] != '\\' {
+				j++
+			}
+			buf = append(buf, r.s[r.i:j]...)
+			r.i = j
 		}
 	}
 	r.fail("unterminated string")
@@ -399,12 +445,38 @@ func (r *jsonReader) int32Value() int32 {
 	if r.err != nil {
 		return 0
 	}
-	v, err := strconv.ParseInt(text, 10, 32)
-	if err != nil {
+	v, ok := parseInt32(text)
+	if !ok {
 		r.fail("bad int " + strconv.Quote(text))
-		return 0
 	}
-	return int32(v)
+	return v
+}
+
+// parseInt32 parses an optionally signed decimal integer in int32 range.
+func parseInt32(s string) (int32, bool) {
+	neg := false
+	if s != "" && s[0] == '-' {
+		neg = true
+		s = s[1:]
+	}
+	if s == "" || len(s) > 10 {
+		return 0, false
+	}
+	var v int64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(v), true
 }
 
 // scalar reads a string, number or boolean as text; null reports ok=false.
@@ -523,7 +595,7 @@ func (r *jsonReader) extFields() ExtFields {
 // unknown keys are skipped; missing keys keep zero values; a language name
 // Java does not know becomes LanguageOther.
 func decodeJSONHeader(h []byte, c *Command) error {
-	r := jsonReader{s: string(h)}
+	r := jsonReader{b: h, s: string(h)}
 	r.expect('{')
 	if r.peek() == '}' {
 		r.i++
