@@ -37,5 +37,7 @@ func (ns *NameServer) getRouteInfoByTopic(_ context.Context, _ *server.Conn, req
 	if standard {
 		style = remoting.JSONStandard
 	}
-	return success(rd.AppendJSON(nil, style))
+	// Sized for the usual route so the encoder does not regrow.
+	hint := 96 + 112*len(rd.BrokerDatas) + 96*len(rd.QueueDatas) + len(rd.OrderTopicConf)
+	return success(rd.AppendJSON(make([]byte, 0, hint), style))
 }

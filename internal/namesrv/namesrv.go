@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/atomic"
+
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -34,6 +36,8 @@ type NameServer struct {
 	closed  bool
 	done    chan struct{} // closed by Close: stops the scanner
 	wg      sync.WaitGroup
+
+	scans atomic.Int64 // completed expiry scans, for tests
 }
 
 // New returns a NameServer that is not yet listening. It loads the KV
@@ -147,6 +151,7 @@ func (ns *NameServer) scanLoop() {
 			return
 		case <-t.C:
 			ns.scanExpired()
+			ns.scans.Inc()
 		}
 	}
 }

@@ -325,15 +325,20 @@ func (t *routeTable) route(topic string) (remoting.TopicRouteData, bool) {
 	}
 	slices.SortFunc(rd.QueueDatas, func(a, b remoting.QueueData) int { return cmp.Compare(a.BrokerName, b.BrokerName) })
 	rd.BrokerDatas = make([]remoting.BrokerData, 0, len(rd.QueueDatas))
-	rd.FilterServerTable = make(map[string][]string)
 	for _, qd := range rd.QueueDatas {
 		bg := t.brokers[qd.BrokerName]
 		if bg == nil {
 			continue
 		}
 		rd.BrokerDatas = append(rd.BrokerDatas, cloneBrokerData(bg))
+		if len(t.filters) == 0 {
+			continue // the usual case: no filter servers anywhere
+		}
 		for _, addr := range bg.BrokerAddrs {
 			if fs, ok := t.filters[addr]; ok {
+				if rd.FilterServerTable == nil {
+					rd.FilterServerTable = make(map[string][]string)
+				}
 				rd.FilterServerTable[addr] = slices.Clone(fs)
 			}
 		}

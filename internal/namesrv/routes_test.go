@@ -42,9 +42,8 @@ func TestRouteTableRegister(t *testing.T) {
 		t.Fatal("route T missing")
 	}
 	want := remoting.TopicRouteData{
-		QueueDatas:        []remoting.QueueData{{BrokerName: "b1", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}},
-		BrokerDatas:       []remoting.BrokerData{{Cluster: "c1", BrokerName: "b1", BrokerAddrs: map[int64]string{0: "10.0.0.1:10911", 1: "10.0.0.2:10911"}}},
-		FilterServerTable: map[string][]string{},
+		QueueDatas:  []remoting.QueueData{{BrokerName: "b1", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}},
+		BrokerDatas: []remoting.BrokerData{{Cluster: "c1", BrokerName: "b1", BrokerAddrs: map[int64]string{0: "10.0.0.1:10911", 1: "10.0.0.2:10911"}}},
 	}
 	if !reflect.DeepEqual(rs, want) {
 		t.Fatalf("route\n got %+v\nwant %+v", rs, want)
