@@ -1,0 +1,534 @@
+package producer
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// versionV5 is the first broker version with timer messages (V5_0_0).
+const versionV5 = 413
+
+// envelope is a send prepared once and sent by every attempt: the wire
+// topic, encoded body and properties, and the ids.
+type envelope struct {
+	kind      SendKind
+	userTopic string
+	topic     string // with the namespace
+	msgs      []*rocketmq.Message
+	code      int32
+	batch     bool
+	timer     bool
+	body      []byte
+	sysFlag   int32
+	flag      int32
+	props     string
+	ids       string // UNIQ_KEY, comma-joined for a batch
+	reconsume *int32
+	maxRecons *int32
+	size      int64
+}
+
+// prop is an extra property added on the wire when the message lacks it.
+type prop struct{ k, v string }
+
+// appendProps writes m's properties without skip keys, then the extras
+// m does not have, in the 4.9.8 form (no final 0x02).
+func appendProps(dst []byte, m map[string]string, skip func(string) bool, extra ...prop) []byte {
+	start := len(dst)
+	for k, v := range m {
+		if skip != nil && skip(k) {
+			continue
+		}
+		if len(dst) > start {
+			dst = append(dst, rocketmq.PropertySeparator)
+		}
+		dst = append(dst, k...)
+		dst = append(dst, rocketmq.NameValueSeparator)
+		dst = append(dst, v...)
+	}
+	for _, e := range extra {
+		if _, ok := m[e.k]; ok {
+			continue
+		}
+		if len(dst) > start {
+			dst = append(dst, rocketmq.PropertySeparator)
+		}
+		dst = append(dst, e.k...)
+		dst = append(dst, rocketmq.NameValueSeparator)
+		dst = append(dst, e.v...)
+	}
+	return dst
+}
+
+func (p *Producer) checkMessage(m *rocketmq.Message) error {
+	if m == nil {
+		return rocketmq.ErrNilMessage
+	}
+	if err := rocketmq.ValidateMessage(m, p.cfg.maxMessageSize); err != nil {
+		if errors.Is(err, rocketmq.ErrBodyTooLarge) {
+			return fmt.Errorf("%w: %w", ErrTooLarge, err)
+		}
+		return err
+	}
+	if d, ok := m.Properties[rocketmq.PropertyDelayLevel]; ok {
+		if n, err := strconv.Atoi(d); err != nil || n < 0 {
+			return fmt.Errorf("%w: %q", ErrInvalidDelayLevel, d)
+		}
+	}
+	return nil
+}
+
+// prepare validates and encodes msgs once for every attempt. extra holds
+// request-reply properties.
+func (p *Producer) prepare(kind SendKind, msgs []*rocketmq.Message, extra ...prop) (*envelope, error) {
+	switch len(msgs) {
+	case 0:
+		return nil, ErrNoMessage
+	case 1:
+		return p.prepareOne(kind, msgs[0], extra)
+	}
+	return p.prepareBatch(kind, msgs)
+}
+
+func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) (*envelope, error) {
+	if err := p.checkMessage(m); err != nil {
+		return nil, err
+	}
+	e := &envelope{
+		kind:      kind,
+		userTopic: stripNamespace(p.cfg.namespace, m.Topic),
+		topic:     wrapNamespace(p.cfg.namespace, m.Topic),
+		msgs:      []*rocketmq.Message{m},
+		code:      remoting.SendMessageV2,
+		timer:     isTimer(m),
+		body:      m.Body,
+		flag:      m.Flag,
+	}
+	if m.Properties[rocketmq.PropertyMessageType] == rocketmq.ReplyMessageFlag {
+		e.code = remoting.SendReplyMessageV2
+	}
+	if len(m.Body) >= p.cfg.compressOver {
+		c, err := rocketmq.CompressWith(p.cfg.compressType, m.Body, p.cfg.compressLevel)
+		if err != nil {
+			return nil, err
+		}
+		e.body = c
+		e.sysFlag = p.cfg.compressType.ProducerSysFlag()
+	}
+	if m.TransactionPrepared() {
+		e.sysFlag |= rocketmq.FlagTransactionPrep
+	}
+	var skip func(string) bool
+	if rocketmq.IsRetryTopic(m.Topic) {
+		// Java moves these two into the header for %RETRY% topics.
+		if v, err := strconv.Atoi(m.Properties[rocketmq.PropertyReconsumeTime]); err == nil {
+			e.reconsume = remoting.Ptr(int32(v))
+		}
+		if v, err := strconv.Atoi(m.Properties[rocketmq.PropertyMaxReconsumeTimes]); err == nil {
+			e.maxRecons = remoting.Ptr(int32(v))
+		}
+		skip = func(k string) bool {
+			return k == rocketmq.PropertyReconsumeTime || k == rocketmq.PropertyMaxReconsumeTimes
+		}
+	}
+	id := m.Properties[rocketmq.PropertyUniqKey]
+	if id == "" {
+		id = p.ids.NewID()
+	}
+	e.ids = id
+	extra = append(extra, prop{rocketmq.PropertyUniqKey, id}, prop{rocketmq.PropertyWaitStoreMsgOK, "true"})
+	props := appendProps(make([]byte, 0, 64+16*len(m.Properties)), m.Properties, skip, extra...)
+	if len(props) > rocketmq.MaxPropertiesLength {
+		return nil, fmt.Errorf("%w: %d bytes", rocketmq.ErrPropertiesTooLong, len(props))
+	}
+	e.props = string(props)
+	e.size = int64(len(e.body) + len(props))
+	return e, nil
+}
+
+// prepareBatch encodes a SEND_BATCH_MESSAGE body (PROTOCOL.md §5.4): each
+// element with its own UNIQ_KEY, the batch-level WAIT in the header.
+func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envelope, error) {
+	first := msgs[0]
+	if first == nil {
+		return nil, rocketmq.ErrNilMessage
+	}
+	wait := first.WaitStoreMsgOK()
+	ids := make([]string, len(msgs))
+	size := 0
+	for i, m := range msgs {
+		if err := p.checkMessage(m); err != nil {
+			return nil, fmt.Errorf("batch message %d: %w", i, err)
+		}
+		switch {
+		case m.Topic != first.Topic:
+			return nil, fmt.Errorf("%w: %q and %q", ErrBatchTopics, first.Topic, m.Topic)
+		case m.WaitStoreMsgOK() != wait:
+			return nil, ErrBatchWait
+		case m.DelayLevel() > 0 || isTimer(m):
+			return nil, ErrBatchDelay
+		case rocketmq.IsRetryTopic(m.Topic):
+			return nil, ErrBatchRetryTopic
+		case m.Properties[rocketmq.PropertyMessageType] == rocketmq.ReplyMessageFlag:
+			return nil, ErrBatchReply
+		}
+		size += 20 + len(m.Body) + 2 + 64
+	}
+	body := make([]byte, 0, size)
+	for i, m := range msgs {
+		id := m.Properties[rocketmq.PropertyUniqKey]
+		if id == "" {
+			id = p.ids.NewID()
+		}
+		ids[i] = id
+		start := len(body)
+		body = append(body, make([]byte, 20)...)
+		body = append(body, m.Body...)
+		body = append(body, 0, 0)
+		pstart := len(body)
+		body = appendProps(body, m.Properties, nil, prop{rocketmq.PropertyUniqKey, id}, prop{rocketmq.PropertyWaitStoreMsgOK, "true"})
+		plen := len(body) - pstart
+		if plen > rocketmq.MaxPropertiesLength {
+			return nil, fmt.Errorf("batch message %d: %w", i, rocketmq.ErrPropertiesTooLong)
+		}
+		binary.BigEndian.PutUint32(body[start:], uint32(len(body)-start))
+		binary.BigEndian.PutUint32(body[start+12:], uint32(m.Flag))
+		binary.BigEndian.PutUint32(body[start+16:], uint32(len(m.Body)))
+		binary.BigEndian.PutUint16(body[pstart-2:], uint16(plen))
+	}
+	if len(body) > p.cfg.maxMessageSize {
+		return nil, fmt.Errorf("%w: batch of %d bytes exceeds %d", ErrTooLarge, len(body), p.cfg.maxMessageSize)
+	}
+	return &envelope{
+		kind:      kind,
+		userTopic: stripNamespace(p.cfg.namespace, first.Topic),
+		topic:     wrapNamespace(p.cfg.namespace, first.Topic),
+		msgs:      msgs,
+		code:      remoting.SendBatchMessage,
+		batch:     true,
+		body:      body,
+		props:     rocketmq.PropertyWaitStoreMsgOK + "\x01" + strconv.FormatBool(wait),
+		ids:       strings.Join(ids, ","),
+		size:      int64(len(body)),
+	}, nil
+}
+
+// request builds the command of one attempt.
+func (p *Producer) request(e *envelope, mq rocketmq.MessageQueue) *remoting.Command {
+	defTopic := p.cfg.createTopicKey
+	if defTopic == "" {
+		defTopic = rocketmq.TopicAutoCreate
+	}
+	props := e.props
+	broker := mq.BrokerName
+	reconsume := e.reconsume
+	if reconsume == nil {
+		reconsume = remoting.Ptr(int32(0))
+	}
+	h := remoting.SendMessageRequestHeaderV2{
+		ProducerGroup:         p.cfg.group,
+		Topic:                 e.topic,
+		DefaultTopic:          defTopic,
+		DefaultTopicQueueNums: int32(p.cfg.defaultTopicQueueNums),
+		QueueID:               int32(mq.QueueID),
+		SysFlag:               e.sysFlag,
+		BornTimestamp:         time.Now().UnixMilli(),
+		Flag:                  e.flag,
+		Properties:            &props,
+		ReconsumeTimes:        reconsume,
+		MaxReconsumeTimes:     e.maxRecons,
+		Batch:                 e.batch,
+		BrokerName:            &broker,
+	}
+	return remoting.NewRequest(e.code, h.AppendExt(make(remoting.ExtFields, 0, 14)), e.body)
+}
+
+// result turns a send response into a SendResult (Java processSendResponse).
+func (p *Producer) result(e *envelope, mq rocketmq.MessageQueue, resp *remoting.Command) (*rocketmq.SendResult, error) {
+	var st rocketmq.SendStatus
+	switch resp.Code {
+	case remoting.Success:
+		st = rocketmq.SendOK
+	case remoting.FlushDiskTimeout:
+		st = rocketmq.SendFlushDiskTimeout
+	case remoting.FlushSlaveTimeout:
+		st = rocketmq.SendFlushSlaveTimeout
+	case remoting.SlaveNotAvailable:
+		st = rocketmq.SendSlaveNotAvailable
+	default:
+		return nil, remoting.ResponseError(resp)
+	}
+	var h remoting.SendMessageResponseHeader
+	if err := h.FromExt(resp.Ext); err != nil {
+		return nil, fmt.Errorf("rocketmq: send response: %w", err)
+	}
+	r := &rocketmq.SendResult{
+		Status:      st,
+		MsgID:       e.ids,
+		OffsetMsgID: h.MsgID,
+		Queue:       rocketmq.MessageQueue{Topic: e.userTopic, BrokerName: mq.BrokerName, QueueID: int(h.QueueID)},
+		QueueOffset: h.QueueOffset,
+		RegionID:    rocketmq.DefaultTraceRegionID,
+		TraceOn:     true,
+	}
+	if h.TransactionID != nil {
+		r.TransactionID = *h.TransactionID
+	}
+	if h.MsgRegion != nil && *h.MsgRegion != "" {
+		r.RegionID = *h.MsgRegion
+	}
+	if h.TraceOn != nil {
+		r.TraceOn = *h.TraceOn
+	}
+	return r, nil
+}
+
+// chooseQueue applies sel (nil or RoundRobin: the fault strategy).
+func (p *Producer) chooseQueue(e *envelope, queues []rocketmq.MessageQueue, sel QueueSelector, lastBroker string) (rocketmq.MessageQueue, error) {
+	if sel == nil {
+		return p.fault.selectQueue(queues, p.index(e.topic), lastBroker), nil
+	}
+	if _, ok := sel.(roundRobin); ok {
+		return p.fault.selectQueue(queues, p.index(e.topic), lastBroker), nil
+	}
+	view := queues
+	if p.cfg.namespace != "" {
+		view = make([]rocketmq.MessageQueue, len(queues))
+		for i, q := range queues {
+			q.Topic = e.userTopic
+			view[i] = q
+		}
+	}
+	mq := sel.Select(e.msgs[0], view, lastBroker)
+	if mq.Topic != e.userTopic && mq.Topic != e.topic {
+		return mq, fmt.Errorf("%w: %s is not %s", ErrWrongQueue, mq.Topic, e.userTopic)
+	}
+	if mq.BrokerName == "" || mq.QueueID < 0 {
+		return mq, fmt.Errorf("%w: selector returned %+v", ErrNoQueue, mq)
+	}
+	mq.Topic = e.topic
+	return mq, nil
+}
+
+// sendEnvelope is the retry loop shared by every send kind (Java
+// sendDefaultImpl): the send timeout is a budget for all attempts; a
+// failed attempt marks its broker in the fault strategy and the next one
+// prefers another broker.
+func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, sel QueueSelector) (*rocketmq.SendResult, error) {
+	begin := time.Now()
+	attempts := 1 + p.cfg.retries
+	if e.kind == KindOneway {
+		attempts = 1
+	}
+	var (
+		lastBroker string
+		lastErr    error
+		lastRes    *rocketmq.SendResult
+		brokers    []string
+	)
+	for attempt := 0; attempt < attempts; attempt++ {
+		if err := ctx.Err(); err != nil {
+			lastErr = err
+			break
+		}
+		pi, err := r.api.publishInfo(ctx, e.topic)
+		if err != nil {
+			// No route: Java gives up at once too.
+			return nil, &SendError{Topic: e.userTopic, Attempts: attempt, Brokers: brokers, Err: fmt.Errorf("%w: %w", ErrNoQueue, err)}
+		}
+		mq, err := p.chooseQueue(e, pi.Queues, sel, lastBroker)
+		if err != nil {
+			return nil, err
+		}
+		brokers = append(brokers, mq.BrokerName)
+		addr, ok := r.api.brokerAddr(mq.BrokerName)
+		if !ok {
+			r.api.refreshRoute(e.topic)
+			lastBroker, lastErr = mq.BrokerName, fmt.Errorf("%w: %s", ErrBrokerNotFound, mq.BrokerName)
+			continue
+		}
+		cost := time.Since(begin)
+		if cost >= p.cfg.sendTimeout {
+			lastErr = errors.Join(ErrSendTimeout, lastErr)
+			break
+		}
+		if e.timer && p.cfg.timerCheck {
+			if v, ok := r.api.brokerVersion(addr); ok && v < versionV5 {
+				return nil, fmt.Errorf("%w: %s (%s) reports version %d", ErrTimerNotSupported, mq.BrokerName, addr, v)
+			}
+		}
+		if e.kind == KindRequest {
+			// The broker pushes the reply over the channel our heartbeat
+			// registered; make sure there is one.
+			_ = r.api.ensureHeartbeat(ctx, addr)
+		}
+		remaining := p.cfg.sendTimeout - cost
+		start := time.Now()
+		res, err := p.attempt(ctx, r, e, mq, addr, attempt, remaining)
+		latency := time.Since(start)
+		if err == nil {
+			p.fault.update(mq.BrokerName, latency, false, true)
+			if e.kind == KindOneway {
+				return nil, nil
+			}
+			if res.Status != rocketmq.SendOK && p.cfg.retryNotStoreOK && attempt+1 < attempts {
+				lastRes, lastBroker = res, mq.BrokerName
+				continue
+			}
+			return res, nil
+		}
+		p.fault.update(mq.BrokerName, latency, true, !isNetworkError(err))
+		p.log.Debug("rocketmq: send attempt failed", "topic", e.userTopic, "broker", addr, "attempt", attempt, "err", err)
+		lastBroker, lastErr = mq.BrokerName, err
+		if ctx.Err() != nil || !remoting.IsRetriable(err) {
+			break
+		}
+		r.api.refreshRoute(e.topic)
+	}
+	if lastRes != nil {
+		return lastRes, nil
+	}
+	if lastErr == nil {
+		lastErr = ErrNoQueue
+	}
+	return nil, &SendError{Topic: e.userTopic, Attempts: len(brokers), Brokers: brokers, Err: lastErr}
+}
+
+// isNetworkError tells transport failures (the broker may be unreachable)
+// from broker answers.
+func isNetworkError(err error) bool {
+	var re *remoting.Error
+	return !errors.As(err, &re)
+}
+
+// attempt sends once, through the interceptors.
+func (p *Producer) attempt(ctx context.Context, r *runState, e *envelope, mq rocketmq.MessageQueue, addr string, n int, timeout time.Duration) (*rocketmq.SendResult, error) {
+	call := func(ctx context.Context) (*rocketmq.SendResult, error) {
+		req := p.request(e, mq)
+		if e.kind == KindOneway {
+			return nil, r.api.invokeOneway(ctx, addr, req)
+		}
+		resp, err := r.api.invoke(ctx, addr, req, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return p.result(e, mq, resp)
+	}
+	if len(p.cfg.interceptors) == 0 {
+		return call(ctx)
+	}
+	q := mq
+	q.Topic = e.userTopic
+	info := &SendInfo{Kind: e.kind, Batch: e.batch, Group: p.cfg.group, Topic: e.userTopic, Messages: e.msgs, Queue: q, BrokerAddr: addr, Attempt: n}
+	return intercept(ctx, p.cfg.interceptors, info, call)
+}
+
+// Send is Producer.Send with this Sender's options.
+func (s *Sender) Send(ctx context.Context, msgs ...*rocketmq.Message) (*rocketmq.SendResult, error) {
+	e, err := s.p.prepare(KindSync, msgs)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.p.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer r.leave()
+	return s.p.sendEnvelope(ctx, r, e, s.sel)
+}
+
+// SendOneway is Producer.SendOneway with this Sender's options.
+func (s *Sender) SendOneway(ctx context.Context, msgs ...*rocketmq.Message) error {
+	e, err := s.p.prepare(KindOneway, msgs)
+	if err != nil {
+		return err
+	}
+	r, err := s.p.enter()
+	if err != nil {
+		return err
+	}
+	defer r.leave()
+	_, err = s.p.sendEnvelope(ctx, r, e, s.sel)
+	return err
+}
+
+// SendAsync is Producer.SendAsync with this Sender's options.
+func (s *Sender) SendAsync(ctx context.Context, cb func(*rocketmq.SendResult, error), msgs ...*rocketmq.Message) error {
+	if cb == nil {
+		cb = func(*rocketmq.SendResult, error) {}
+	}
+	e, err := s.p.prepare(KindAsync, msgs)
+	if err != nil {
+		return err
+	}
+	return s.p.goAsync(ctx, e.size, func(ctx context.Context, r *runState) {
+		cb(s.p.sendEnvelope(ctx, r, e, s.sel))
+	})
+}
+
+// goAsync runs fn on a goroutine owned by the running producer once an
+// in-flight slot of size bytes is free. fn's ctx ends with the caller's
+// ctx or when Shutdown gives up waiting.
+func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Context, *runState)) error {
+	r, err := p.enter()
+	if err != nil {
+		return err
+	}
+	if err := r.lim.acquire(ctx, r.ctx, size); err != nil {
+		r.leave()
+		return err
+	}
+	go func() {
+		defer r.leave()
+		defer r.lim.release(size)
+		actx, cancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(r.ctx, cancel)
+		fn(actx, r)
+		stop()
+		cancel()
+	}()
+	return nil
+}
+
+// wrapNamespace prefixes a topic with "ns%" once, keeping %RETRY% / %DLQ%
+// in front, and leaving system topics alone (Java NamespaceUtil).
+func wrapNamespace(ns, topic string) string {
+	if ns == "" || topic == "" || rocketmq.IsSystemTopic(topic) {
+		return topic
+	}
+	prefix, base := splitRetryDLQ(topic)
+	if strings.HasPrefix(base, ns+"%") {
+		return topic
+	}
+	return prefix + ns + "%" + base
+}
+
+// stripNamespace undoes wrapNamespace.
+func stripNamespace(ns, topic string) string {
+	if ns == "" {
+		return topic
+	}
+	prefix, base := splitRetryDLQ(topic)
+	if strings.HasPrefix(base, ns+"%") {
+		return prefix + base[len(ns)+1:]
+	}
+	return topic
+}
+
+func splitRetryDLQ(topic string) (prefix, base string) {
+	switch {
+	case strings.HasPrefix(topic, rocketmq.RetryGroupTopicPrefix):
+		return rocketmq.RetryGroupTopicPrefix, topic[len(rocketmq.RetryGroupTopicPrefix):]
+	case strings.HasPrefix(topic, rocketmq.DLQGroupTopicPrefix):
+		return rocketmq.DLQGroupTopicPrefix, topic[len(rocketmq.DLQGroupTopicPrefix):]
+	}
+	return "", topic
+}
