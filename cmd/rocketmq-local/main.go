@@ -1,0 +1,160 @@
+// Command rocketmq-local runs a NameServer and one or more brokers in one
+// process, for local development against the SDK or any RocketMQ client.
+//
+//	go run ./cmd/rocketmq-local
+//
+// starts a NameServer on 127.0.0.1:9876 and broker-a on 127.0.0.1:10911 with
+// its store under ./rocketmq-data. Stopping with Ctrl-C (SIGINT) or SIGTERM
+// shuts down cleanly; starting again on the same -data directory keeps every
+// topic, message and consumer offset.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/broker"
+	"github.com/go-rocketmq/rocketmq/internal/namesrv"
+	"github.com/go-rocketmq/rocketmq/internal/store"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "rocketmq-local:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	namesrv       string
+	broker        string
+	data          string
+	brokers       int
+	cluster       string
+	flush         string
+	verbose       bool
+	longPollCheck time.Duration
+	shortPolling  time.Duration
+	segmentSize   int64
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("rocketmq-local", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.namesrv, "namesrv", "127.0.0.1:9876", "NameServer listen address")
+	fs.StringVar(&o.broker, "broker", "127.0.0.1:10911", "first broker's listen address; broker i listens on port+10*i (port 0: random ports)")
+	fs.StringVar(&o.data, "data", "./rocketmq-data", "store root; broker-a stores under DIR/broker-a")
+	fs.IntVar(&o.brokers, "brokers", 1, "number of brokers (broker-a, broker-b, ...)")
+	fs.StringVar(&o.cluster, "cluster", "DefaultCluster", "cluster name")
+	fs.StringVar(&o.flush, "flush", "async", "flush mode: async or sync")
+	fs.BoolVar(&o.verbose, "v", false, "log server events to stderr")
+	fs.DurationVar(&o.longPollCheck, "long-poll-check", 5*time.Second, "how often held pulls re-check their queue")
+	fs.DurationVar(&o.shortPolling, "short-polling", 0, "if set, disable long polling and answer empty pulls after this long")
+	fs.Int64Var(&o.segmentSize, "segment-size", 1<<30, "CommitLog segment file size in bytes")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.brokers < 1 || o.brokers > 26 {
+		return o, fmt.Errorf("-brokers %d out of range 1..26", o.brokers)
+	}
+	if o.flush != "async" && o.flush != "sync" {
+		return o, fmt.Errorf("-flush must be async or sync, not %q", o.flush)
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, o, stdout, stderr)
+}
+
+// serve runs the servers until ctx is done, then shuts them down.
+func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	logger := slog.New(slog.DiscardHandler)
+	if o.verbose {
+		logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	ns, err := namesrv.New(namesrv.Config{Logger: logger})
+	if err != nil {
+		return err
+	}
+	if err := ns.Start(o.namesrv); err != nil {
+		return fmt.Errorf("namesrv: %w", err)
+	}
+	fmt.Fprintf(stdout, "namesrv listening on %s\n", ns.Addr())
+
+	host, portStr, err := net.SplitHostPort(o.broker)
+	if err != nil {
+		return fmt.Errorf("-broker %q: %w", o.broker, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return fmt.Errorf("-broker %q: bad port", o.broker)
+	}
+	var brokers []*broker.Broker
+	shutdown := func() error {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var errs []error
+		for _, b := range brokers {
+			errs = append(errs, b.Close(sctx))
+		}
+		errs = append(errs, ns.Close(sctx))
+		return errors.Join(errs...)
+	}
+	for i := 0; i < o.brokers; i++ {
+		name := fmt.Sprintf("broker-%c", 'a'+i)
+		p := port
+		if port != 0 {
+			p = port + 10*i
+		}
+		cfg := broker.Config{
+			ClusterName:          o.cluster,
+			BrokerName:           name,
+			ListenAddr:           net.JoinHostPort(host, strconv.Itoa(p)),
+			NameServers:          []string{ns.Addr()},
+			StoreDir:             filepath.Join(o.data, name),
+			CommitLogSegmentSize: o.segmentSize,
+			LongPollCheck:        o.longPollCheck,
+			Logger:               logger,
+		}
+		if o.shortPolling > 0 {
+			cfg.DisableLongPolling, cfg.ShortPollingTime = true, o.shortPolling
+		}
+		if o.flush == "sync" {
+			cfg.FlushMode = store.FlushSync
+		}
+		b, err := broker.New(cfg)
+		if err == nil {
+			err = b.Start()
+			if err != nil {
+				b.Close(context.Background())
+			}
+		}
+		if err != nil {
+			return errors.Join(fmt.Errorf("%s: %w", name, err), shutdown())
+		}
+		brokers = append(brokers, b)
+		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", name, b.Addr(), cfg.StoreDir)
+	}
+	<-ctx.Done()
+	fmt.Fprintln(stdout, "shutting down")
+	return shutdown()
+}

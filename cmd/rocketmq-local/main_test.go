@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/transport"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// startServe runs serve in the background and returns the printed
+// listener addresses by name ("namesrv", "broker-a", ...).
+func startServe(t *testing.T, o options) (map[string]string, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := serve(ctx, o, pw, io.Discard)
+		pw.CloseWithError(err)
+		done <- err
+	}()
+	addrs := make(map[string]string)
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	timeout := time.After(20 * time.Second)
+	for len(addrs) < 1+o.brokers {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("serve ended early: %v", <-done)
+			}
+			f := strings.Fields(line)
+			if len(f) >= 4 && f[1] == "listening" {
+				addrs[f[0]] = f[3]
+			}
+		case <-timeout:
+			t.Fatalf("listeners not announced; got %v", addrs)
+		}
+	}
+	stop := func() {
+		cancel()
+		go func() {
+			for range lines {
+			}
+		}()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}
+	return addrs, stop
+}
+
+func TestServeRestartKeepsTopics(t *testing.T) {
+	o := options{namesrv: "127.0.0.1:0", broker: "127.0.0.1:0", data: t.TempDir(), brokers: 2,
+		cluster: "DefaultCluster", flush: "sync", longPollCheck: time.Second, segmentSize: 1 << 20}
+	cli, err := transport.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := context.Background()
+
+	addrs, stop := startServe(t, o)
+	if addrs["namesrv"] == "" || addrs["broker-a"] == "" || addrs["broker-b"] == "" {
+		t.Fatalf("announced listeners: %v", addrs)
+	}
+	h := remoting.CreateTopicRequestHeader{Topic: "LocalTopic", DefaultTopic: "TBW102", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}
+	resp, err := cli.Invoke(ctx, addrs["broker-b"], remoting.NewRequest(remoting.UpdateAndCreateTopic, h.AppendExt(nil), nil))
+	if err != nil || resp.Code != remoting.Success {
+		t.Fatalf("create topic: %v %+v", err, resp)
+	}
+	stop()
+
+	addrs, stop = startServe(t, o)
+	defer stop()
+	resp, err = cli.Invoke(ctx, addrs["broker-b"], remoting.NewRequest(remoting.GetAllTopicConfig, nil, nil))
+	if err != nil || resp.Code != remoting.Success {
+		t.Fatalf("get topics: %v %+v", err, resp)
+	}
+	var w remoting.TopicConfigSerializeWrapper
+	if err := w.DecodeJSON(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	if tc, ok := w.TopicConfigTable["LocalTopic"]; !ok || tc.WriteQueueNums != 4 {
+		t.Fatalf("LocalTopic after restart: %+v (present %v)", tc, ok)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		ok   bool
+	}{
+		{"defaults", nil, true},
+		{"sync", []string{"-flush", "sync", "-brokers", "3"}, true},
+		{"bad flush", []string{"-flush", "never"}, false},
+		{"zero brokers", []string{"-brokers", "0"}, false},
+		{"unknown flag", []string{"-nope"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseFlags(tc.args, io.Discard)
+			if (err == nil) != tc.ok {
+				t.Fatalf("parseFlags(%v) = %+v, %v", tc.args, o, err)
+			}
+			if tc.ok && len(tc.args) == 0 && (o.namesrv != "127.0.0.1:9876" || o.broker != "127.0.0.1:10911" || o.data != "./rocketmq-data") {
+				t.Fatalf("defaults: %+v", o)
+			}
+		})
+	}
+}

@@ -1,0 +1,15 @@
+// Package rmqtest starts an in-process RocketMQ NameServer and brokers on
+// loopback, the way net/http/httptest starts an HTTP server: one line in a
+// test gives a cluster that real RocketMQ clients (ours, the official Go
+// client, the Java client) can use.
+//
+//	c := rmqtest.StartCluster(t, rmqtest.WithBrokers(2))
+//	p, _ := producer.New(producer.WithNameServers(c.NameServerAddr()), ...)
+//
+// Brokers store into a temporary directory in RocketMQ's on-disk layout.
+// Fault controls let a test make a broker answer a request code with a
+// chosen response code, delay or drop it, and stop, restart or crash a
+// broker (a crash skips the clean shutdown, so the restart runs recovery).
+//
+// NewCluster is the same for programs that are not tests.
+package rmqtest

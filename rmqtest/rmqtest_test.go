@@ -1,0 +1,192 @@
+package rmqtest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/transport"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+func newClient(t *testing.T) *transport.Client {
+	t.Helper()
+	cli, err := transport.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
+}
+
+// routeBrokers asks the NameServer which brokers serve topic.
+func routeBrokers(ctx context.Context, cli *transport.Client, ns, topic string) ([]string, error) {
+	h := remoting.GetRouteInfoRequestHeader{Topic: topic}
+	resp, err := cli.Invoke(ctx, ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, h.AppendExt(nil), nil))
+	if err != nil {
+		return nil, err
+	}
+	if err := remoting.ResponseError(resp); err != nil {
+		return nil, err
+	}
+	var rd remoting.TopicRouteData
+	if err := rd.DecodeJSON(resp.Body); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, bd := range rd.BrokerDatas {
+		names = append(names, bd.BrokerName)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// waitBrokers polls the route of TBW102 until it lists exactly want.
+func waitBrokers(t *testing.T, cli *transport.Client, ns string, want ...string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	var got []string
+	var err error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		got, err = routeBrokers(ctx, cli, ns, "TBW102")
+		cancel()
+		if err == nil && equal(got, want) || len(want) == 0 && errors.Is(err, remoting.ErrTopicNotExist) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("route of TBW102: got %v (err %v), want %v", got, err, want)
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestStartClusterRegistersBrokers(t *testing.T) {
+	c := StartCluster(t, WithBrokers(2))
+	if got := c.BrokerNames(); !equal(got, []string{"broker-a", "broker-b"}) {
+		t.Fatalf("BrokerNames = %v", got)
+	}
+	cli := newClient(t)
+	waitBrokers(t, cli, c.NameServerAddr(), "broker-a", "broker-b")
+	for _, name := range c.BrokerNames() {
+		if c.BrokerAddr(name) == "" || c.StoreDir(name) == "" {
+			t.Fatalf("%s: empty address or store dir", name)
+		}
+	}
+}
+
+func TestInterceptRespondAndTimes(t *testing.T) {
+	c := StartCluster(t)
+	cli := newClient(t)
+	addr := c.BrokerAddr("broker-a")
+	ctx := context.Background()
+	call := func() int32 {
+		resp, err := cli.Invoke(ctx, addr, remoting.NewRequest(remoting.GetAllTopicConfig, nil, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Code
+	}
+	if code := call(); code != remoting.Success {
+		t.Fatalf("before intercept: code %d", code)
+	}
+	if err := c.Intercept("broker-a", remoting.GetAllTopicConfig, Fault{Respond: true, Code: remoting.SystemBusy, Times: 2}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if code := call(); code != remoting.SystemBusy {
+			t.Fatalf("intercepted call %d: code %d, want SYSTEM_BUSY", i, code)
+		}
+	}
+	if code := call(); code != remoting.Success {
+		t.Fatalf("after Times ran out: code %d", code)
+	}
+
+	// Drop: the caller times out.
+	if err := c.Intercept("broker-a", remoting.GetAllTopicConfig, Fault{Drop: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := cli.InvokeTimeout(ctx, addr, remoting.NewRequest(remoting.GetAllTopicConfig, nil, nil), 200*time.Millisecond)
+	if !errors.Is(err, transport.ErrTimeout) {
+		t.Fatalf("dropped request: err %v, want timeout", err)
+	}
+	if err := c.ClearIntercept("broker-a", remoting.GetAllTopicConfig); err != nil {
+		t.Fatal(err)
+	}
+	if code := call(); code != remoting.Success {
+		t.Fatalf("after clear: code %d", code)
+	}
+	if err := c.Intercept("broker-x", 1, Fault{}); !errors.Is(err, ErrUnknownBroker) {
+		t.Fatalf("unknown broker: err %v", err)
+	}
+}
+
+func TestStopStartAndCrashKeepAddressAndTopics(t *testing.T) {
+	c := StartCluster(t, WithSyncFlush())
+	cli := newClient(t)
+	ns := c.NameServerAddr()
+	addr := c.BrokerAddr("broker-a")
+	ctx := context.Background()
+
+	create := remoting.CreateTopicRequestHeader{Topic: "RestartTopic", DefaultTopic: "TBW102", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6, TopicFilterType: "SINGLE_TAG"}
+	resp, err := cli.Invoke(ctx, addr, remoting.NewRequest(remoting.UpdateAndCreateTopic, create.AppendExt(nil), nil))
+	if err != nil || resp.Code != remoting.Success {
+		t.Fatalf("create topic: %v %+v", err, resp)
+	}
+
+	if err := c.StopBroker(ctx, "broker-a"); err != nil {
+		t.Fatal(err)
+	}
+	waitBrokers(t, cli, ns) // unregistered on clean stop
+	if err := c.StartBroker("broker-a"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.BrokerAddr("broker-a"); got != addr {
+		t.Fatalf("restart moved the broker from %s to %s", addr, got)
+	}
+	waitBrokers(t, cli, ns, "broker-a")
+
+	if err := c.CrashBroker("broker-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StartBroker("broker-a"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := routeBrokers(ctx, cli, ns, "RestartTopic")
+	if err != nil || !equal(got, []string{"broker-a"}) {
+		t.Fatalf("route of RestartTopic after crash and restart: %v %v", got, err)
+	}
+}
+
+func TestNewClusterRemovesItsDirectory(t *testing.T) {
+	c, err := NewCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := c.cfg.dir
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.slot("broker-a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, statErr := os.Stat(dir); statErr == nil {
+		t.Fatalf("%s still exists after Close", dir)
+	}
+	if _, err := NewCluster(WithBrokers(0)); err == nil {
+		t.Fatal("WithBrokers(0) accepted")
+	}
+}
