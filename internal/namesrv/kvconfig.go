@@ -26,7 +26,8 @@ type kvConfig struct {
 	table map[string]map[string]string
 
 	// saveMu orders saves: each takes its snapshot and writes while holding
-	// it, so the file never goes back to an older state.
+	// it, so the file never goes back to an older state. Lock order: saveMu,
+	// then mu (read, for the snapshot only).
 	saveMu sync.Mutex
 }
 

@@ -700,3 +700,21 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("negative expiry: %v", err)
 	}
 }
+
+// TestRegisterRacingClose: a broker that registers and disconnects at once
+// must not stay registered, whichever of the handler and the close callback
+// runs first.
+func TestRegisterRacingClose(t *testing.T) {
+	ns := startNS(t, Config{})
+	for i := range 30 {
+		c := dial(t, ns.Addr())
+		req := registerReq("c", "b"+strconv.Itoa(i), "a"+strconv.Itoa(i), 0, 1, topic("T"+strconv.Itoa(i), 1))
+		req.Flag |= remoting.FlagOneway
+		c.send(req)
+		c.nc.Close()
+	}
+	q := dial(t, ns.Addr())
+	poll(t, 5*time.Second, "every broker to be gone", func() bool {
+		return len(clusterInfo(t, q).BrokerAddrTable) == 0
+	})
+}
