@@ -60,12 +60,12 @@ func defaultConfig() config {
 		defaultTopicQueueNums: 4,
 		latencyFault:          true,
 		// Java 5.x MQFaultStrategy tables (PROTOCOL.md §8.4).
-		latencyMax:   []time.Duration{50 * ms, 100 * ms, 550 * ms, 1800 * ms, 3000 * ms, 5000 * ms, 15000 * ms},
-		notAvailable: []time.Duration{0, 0, 2000 * ms, 5000 * ms, 6000 * ms, 10000 * ms, 30000 * ms},
-		maxInflight:           10000,
-		maxInflightBytes:      100 << 20,
-		requestTimeout:        3 * time.Second,
-		timerCheck:            true,
+		latencyMax:       []time.Duration{50 * ms, 100 * ms, 550 * ms, 1800 * ms, 3000 * ms, 5000 * ms, 15000 * ms},
+		notAvailable:     []time.Duration{0, 0, 2000 * ms, 5000 * ms, 6000 * ms, 10000 * ms, 30000 * ms},
+		maxInflight:      10000,
+		maxInflightBytes: 100 << 20,
+		requestTimeout:   3 * time.Second,
+		timerCheck:       true,
 	}
 }
 
