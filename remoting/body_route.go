@@ -15,6 +15,21 @@ type TopicRouteData struct {
 	TopicQueueMappingByBroker []byte
 }
 
+// versionV494 is MQVersion V4_9_4, from which a NameServer answers route
+// queries in standard JSON.
+const versionV494 = 401
+
+// RouteStyle is the style a 4.9.4+ NameServer uses to answer a
+// GET_ROUTEINFO_BY_TOPIC request: JSONStandard when the request's version is
+// >= 401 or it set acceptStandardJsonOnly=true, JSONFastjson otherwise
+// (the official Go client claims 317 and gets the fastjson form).
+func RouteStyle(requestVersion int32, h *GetRouteInfoRequestHeader) JSONStyle {
+	if requestVersion >= versionV494 || (h != nil && h.AcceptStandardJSONOnly != nil && *h.AcceptStandardJSONOnly) {
+		return JSONStandard
+	}
+	return JSONFastjson
+}
+
 // QueueData is one broker's queues of a topic.
 type QueueData struct {
 	BrokerName     string

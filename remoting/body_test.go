@@ -850,3 +850,31 @@ func TestBodyTruncations(t *testing.T) {
 		}
 	}
 }
+
+func TestRouteStyle(t *testing.T) {
+	for _, tc := range []struct {
+		version int32
+		h       *GetRouteInfoRequestHeader
+		want    JSONStyle
+	}{
+		{317, nil, JSONFastjson},
+		{317, &GetRouteInfoRequestHeader{Topic: "T"}, JSONFastjson},
+		{317, &GetRouteInfoRequestHeader{Topic: "T", AcceptStandardJSONOnly: Ptr(false)}, JSONFastjson},
+		{317, &GetRouteInfoRequestHeader{Topic: "T", AcceptStandardJSONOnly: Ptr(true)}, JSONStandard},
+		{400, nil, JSONFastjson},
+		{401, nil, JSONStandard},
+		{409, &GetRouteInfoRequestHeader{Topic: "T"}, JSONStandard},
+	} {
+		if got := RouteStyle(tc.version, tc.h); got != tc.want {
+			t.Errorf("RouteStyle(%d, %+v) = %d", tc.version, tc.h, got)
+		}
+	}
+	// The captures agree: Java (409) got standard JSON, Go (317) fastjson's.
+	for _, n := range []int{3, 332} {
+		f := hxFrameByN(t, n)
+		want := map[int]string{3: "json", 332: "json-fastjson-nonstandard"}[n]
+		if f.BodyKind != want {
+			t.Fatalf("frame %d body kind %s", n, f.BodyKind)
+		}
+	}
+}

@@ -15,6 +15,10 @@ import (
 //   - a field Java may leave null is a pointer and is written only when
 //     non-nil, so a decoded header re-encodes to the same key set;
 //   - BrokerName is the optional `bname` of RpcRequestHeader (4.9.5+).
+//
+// AppendExt(nil) returns nil when nothing is written; pass a non-nil empty
+// ExtFields to get Java's "extFields":{} for a header whose fields are all
+// null (PROTOCOL.md §1.3).
 type CustomHeader interface {
 	// AppendExt appends the header's non-nil fields to ext and returns it.
 	AppendExt(ext ExtFields) ExtFields
