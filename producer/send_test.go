@@ -101,7 +101,9 @@ func TestSendRetryRules(t *testing.T) {
 		wantErr  error
 		status   rocketmq.SendStatus
 	}{
-		{"not retriable", func() (*remoting.Command, error) { return remoting.NewResponse(remoting.MessageIllegal, "too big"), nil }, nil, 1, remoting.ErrMessageIllegal, 0},
+		{"not retriable", func() (*remoting.Command, error) {
+			return remoting.NewResponse(remoting.MessageIllegal, "too big"), nil
+		}, nil, 1, remoting.ErrMessageIllegal, 0},
 		{"system busy", func() (*remoting.Command, error) { return remoting.NewResponse(remoting.SystemBusy, ""), nil }, nil, 3, remoting.ErrSystemBusy, 0},
 		{"topic not exist", func() (*remoting.Command, error) { return remoting.NewResponse(remoting.TopicNotExist, ""), nil }, nil, 3, remoting.ErrTopicNotExist, 0},
 		{"network", func() (*remoting.Command, error) { return nil, timeoutErr{} }, nil, 3, timeoutErr{}, 0},
