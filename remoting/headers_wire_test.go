@@ -29,6 +29,8 @@ type hxFrame struct {
 	BodyLength    int               `json:"bodyLength"`
 	BodyKind      string            `json:"bodyKind"`
 	Description   string            `json:"description"`
+	Version       int32             `json:"version"`
+	Pair          *int              `json:"pair"`
 }
 
 // reqCode is the request code the frame belongs to (its own code for a
