@@ -11,9 +11,8 @@ type QueryMessageRequestHeader struct {
 	BeginTimestamp int64
 	EndTimestamp   int64
 	// UniqueKeyQuery is the extField _UNIQUE_KEY_QUERY the Java client adds
-	// (true: Key is a UNIQ_KEY). A 4.9.8 ACL broker leaves it out of the
-	// signed content: to pass one, keep this nil and add the field after
-	// signing (PROTOCOL.md §8.13).
+	// (true: Key is a UNIQ_KEY). 4.x ACL brokers leave it out of the signed
+	// content, and so does SignACL (PROTOCOL.md §8.13).
 	UniqueKeyQuery *bool
 }
 
