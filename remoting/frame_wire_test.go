@@ -19,7 +19,11 @@ type wireFrame struct {
 	N             int                `json:"n"`
 	File          string             `json:"file"`
 	Sender        string             `json:"sender"`
+	Direction     string             `json:"direction"`
 	Code          json.Number        `json:"code"`
+	CodeName      string             `json:"codeName"`
+	RequestCode   json.Number        `json:"requestCode"`
+	RequestName   string             `json:"requestCodeName"`
 	SerializeType string             `json:"serializeType"`
 	Opaque        json.Number        `json:"opaque"`
 	Flag          json.Number        `json:"flag"`
@@ -174,6 +178,18 @@ func TestWireFrames(t *testing.T) {
 				t.Fatalf("consumed %d of %d", n, len(f.raw))
 			}
 			checkWireHeader(t, f, c)
+			if f.Direction == "req" {
+				if got := RequestCodeName(c.Code); got != f.CodeName {
+					t.Errorf("RequestCodeName(%d) = %q, want %q", c.Code, got, f.CodeName)
+				}
+			} else {
+				if got := ResponseCodeName(c.Code); got != f.CodeName {
+					t.Errorf("ResponseCodeName(%d) = %q, want %q", c.Code, got, f.CodeName)
+				}
+				if got := RequestCodeName(num32(t, f.RequestCode)); got != f.RequestName {
+					t.Errorf("RequestCodeName(%s) = %q, want %q", f.RequestCode, got, f.RequestName)
+				}
+			}
 
 			// Round trip: encode what we decoded and decode it again.
 			out, err := c.AppendFrame(nil)
