@@ -75,7 +75,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	// string; ends[i] is where element i's ends.
 	reqs := make([]store.PutRequest, len(els))
 	ends := make([]int, len(els))
-	bornHost := c.RemoteAddrPort()
+	born := bornHost(c)
 	wait := bp.waitStoreMsgOK()
 	reconsume := int32(0)
 	if h.ReconsumeTimes != nil {
@@ -106,7 +106,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 				Flag:           el.Flag,
 				SysFlag:        sysFlag,
 				BornTimestamp:  h.BornTimestamp,
-				BornHost:       bornHost,
+				BornHost:       born,
 				StoreHost:      b.storeHost,
 				ReconsumeTimes: reconsume,
 				Body:           el.Body,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -102,7 +103,7 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 	}
 	if n := max(tc.WriteQueueNums, tc.ReadQueueNums); h.QueueID >= n {
 		return tc, b.sendResponse(remoting.SystemError, "request queueId["+strconv.Itoa(int(h.QueueID))+"] is illegal, "+
-			javaTopicConfigString(&tc)+" Producer: "+c.RemoteAddrPort().String())
+			javaTopicConfigString(&tc)+" Producer: "+remoteAddrString(c))
 	}
 	if tc.Perm&rocketmq.PermWrite == 0 {
 		return tc, b.sendResponse(remoting.NoPermission, "the topic["+topic+"] sending message is forbidden")
@@ -264,7 +265,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 			Flag:           h.Flag,
 			SysFlag:        sysFlag,
 			BornTimestamp:  h.BornTimestamp,
-			BornHost:       c.RemoteAddrPort(),
+			BornHost:       bornHost(c),
 			StoreHost:      b.storeHost,
 			ReconsumeTimes: reconsume,
 			Body:           req.Body,
@@ -349,6 +350,25 @@ func javaTopicConfigString(tc *remoting.TopicConfig) string {
 		", topicFilterType=" + filter +
 		", topicSysFlag=" + strconv.Itoa(int(tc.TopicSysFlag)) +
 		", order=" + strconv.FormatBool(tc.Order) + "]"
+}
+
+// bornHost is the client's address for the record; a connection without a
+// TCP address gets 0.0.0.0:0.
+func bornHost(c *server.Conn) netip.AddrPort {
+	if ap := c.RemoteAddrPort(); ap.IsValid() {
+		return ap
+	}
+	return netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
+}
+
+// remoteAddrString is the client's ip:port as Java's parseChannelRemoteAddr
+// gives it (IPv4 unmapped).
+func remoteAddrString(c *server.Conn) string {
+	ap := c.RemoteAddrPort()
+	if !ap.IsValid() {
+		return c.String()
+	}
+	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String()
 }
 
 func (b *Broker) now() int64 { return time.Now().UnixMilli() }
