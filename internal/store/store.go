@@ -64,6 +64,10 @@ type Config struct {
 	MaxTransferCount int
 	// MaxQueryNum caps QueryByKey results (maxMsgsNumBatch). Default 64.
 	MaxQueryNum int
+	// PrefaultBytes is how far ahead of the write position a background
+	// goroutine faults in commit-log pages (FlushAsync only). Default 1 MiB;
+	// negative disables.
+	PrefaultBytes int64
 	// Preallocate reserves the blocks of each new commit-log segment so a
 	// full disk fails an append instead of faulting. Default off (sparse
 	// files, like Java's default).
@@ -98,6 +102,12 @@ func (c Config) normalize() (Config, error) {
 	setDefault(&c.MaxTransferBytes, 256<<10)
 	setDefault(&c.MaxTransferCount, 32)
 	setDefault(&c.MaxQueryNum, 64)
+	if c.PrefaultBytes == 0 {
+		c.PrefaultBytes = 1 << 20
+	}
+	if c.FlushMode != FlushAsync {
+		c.PrefaultBytes = -1
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(discardHandler{})
 	}
@@ -240,6 +250,10 @@ type Store struct {
 	done  chan struct{}
 	wg    sync.WaitGroup
 
+	prefaultKick chan struct{}
+	prefaulted   atomic.Int64
+	noPopulate   atomic.Bool
+
 	syncs       atomic.Int64
 	checkpoints atomic.Int64
 }
@@ -256,13 +270,14 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{
-		cfg:     cfg,
-		log:     cfg.Logger,
-		queues:  make(map[queueKey]*consumeQueue),
-		deleted: make(map[string]int64),
-		kick:    make(chan struct{}, 1),
-		gen:     make(chan struct{}),
-		done:    make(chan struct{}),
+		cfg:          cfg,
+		log:          cfg.Logger,
+		queues:       make(map[queueKey]*consumeQueue),
+		deleted:      make(map[string]int64),
+		kick:         make(chan struct{}, 1),
+		prefaultKick: make(chan struct{}, 1),
+		gen:          make(chan struct{}),
+		done:         make(chan struct{}),
 	}
 	s.segs.Store(new([]*mappedFile))
 	s.idx = indexService{
@@ -279,6 +294,11 @@ func Open(cfg Config) (*Store, error) {
 	s.wg.Add(2)
 	go s.flushLoop()
 	go s.checkpointLoop()
+	if cfg.PrefaultBytes > 0 {
+		s.wg.Add(1)
+		go s.prefaultLoop()
+		s.kickPrefault(s.end.Load())
+	}
 	return s, nil
 }
 
@@ -608,6 +628,9 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 	copy(seg.data[pos:pos+4], buf[:4])
 	s.end.Store(phys + total)
 	s.lastStoreTs = storeTs
+	if s.cfg.PrefaultBytes > 0 {
+		s.kickPrefault(phys + total)
+	}
 
 	for i := range metas {
 		m := &metas[i]
