@@ -1,0 +1,55 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/server"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// handleGetConsumeStats serves GET_CONSUME_STATS (208) like 4.9.8: for the
+// given topic, or every topic the group has offsets for, each read queue's
+// max offset, committed offset and the store time of the last consumed
+// message; consumeTps sums the group's per-topic get rates. A topic the
+// group's live consumers do not subscribe to is left out while the group
+// has any subscription.
+func (b *Broker) handleGetConsumeStats(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
+	var h remoting.GetConsumeStatsRequestHeader
+	if err := h.FromExt(req.Ext); err != nil {
+		return adminHeaderError(err)
+	}
+	group := h.ConsumerGroup
+	var topics []string
+	if h.Topic != nil && *h.Topic != "" {
+		topics = []string{*h.Topic}
+	} else {
+		topics = b.offsets.topicsOf(group)
+	}
+	now := time.Now()
+	stats := remoting.ConsumeStats{OffsetTable: make(map[rocketmq.MessageQueue]remoting.OffsetWrapper)}
+	for _, topic := range topics {
+		tc, ok := b.topics.get(topic)
+		if !ok {
+			continue
+		}
+		if _, subscribed, groupKnown := b.subscriptionOf(group, topic); !subscribed && groupKnown {
+			continue
+		}
+		for i := int32(0); i < tc.ReadQueueNums; i++ {
+			w := remoting.OffsetWrapper{BrokerOffset: max(b.store.MaxOffset(topic, i), 0)}
+			if off, ok := b.offsets.query(group, topic, i); ok && off > 0 {
+				w.ConsumerOffset = off
+				if ts, err := b.store.MessageStoreTime(topic, i, off-1); err == nil && ts > 0 {
+					w.LastTimestamp = ts
+				}
+			}
+			stats.OffsetTable[rocketmq.MessageQueue{Topic: topic, BrokerName: b.cfg.BrokerName, QueueID: int(i)}] = w
+		}
+		stats.ConsumeTps += b.offsets.gets.tps(group, topic, now)
+	}
+	resp := remoting.NewResponse(remoting.Success, "")
+	resp.Body = stats.AppendJSON(nil, remoting.JSONFastjson)
+	return resp
+}
