@@ -1,0 +1,255 @@
+package broker
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/server"
+	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// The pull path (PULL_MESSAGE 11, LITE_PULL_MESSAGE 361) follows 4.9.8's
+// PullMessageProcessor (PROTOCOL.md §9.3): the checks in Java's order with
+// its codes and remarks, broker-side tag filtering by hash, the store
+// status mapped to a response code, long polling through pullHold, and the
+// piggy-backed offset commit.
+
+// Remarks of a 4.9.8 broker.
+const (
+	remarkSubParseFailed  = "parse the consumer's subscription failed"
+	remarkSubNotLatest    = "the consumer's subscription not latest"
+	remarkFilterNotByType = "The broker does not support consumer to filter message by "
+	remarkStoreGetNull    = "store getMessage return null"
+)
+
+func (b *Broker) registerPullHandlers() {
+	b.handle(remoting.PullMessage, b.handlePullMessage)
+	b.handle(remoting.LitePullMessage, b.handlePullMessage)
+}
+
+// handlePullMessage serves a pull on its first arrival; a nil result means
+// the pull is held and pullHold answers it later.
+func (b *Broker) handlePullMessage(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
+	return b.pull(c, req, true)
+}
+
+// pull executes a pull request. allowSuspend is true on the first arrival
+// and false when a held pull is re-executed: then it is never held again and
+// commits no offset (Java's brokerAllowSuspend).
+func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+	var h remoting.PullMessageRequestHeader
+	if err := h.FromExt(req.Ext); err != nil {
+		return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err))
+	}
+	if b.cfg.BrokerPermission&rocketmq.PermRead == 0 {
+		return remoting.NewResponse(remoting.NoPermission, "the broker["+b.brokerIP()+"] pulling message is forbidden")
+	}
+	gc, ok := b.groupConfig(h.ConsumerGroup)
+	if !ok {
+		return remoting.NewResponse(remoting.SubscriptionGroupNotExist,
+			"subscription group ["+h.ConsumerGroup+"] does not exist, "+faqSuffix)
+	}
+	if !gc.ConsumeEnable {
+		return remoting.NewResponse(remoting.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
+	}
+	tc, ok := b.topics.get(h.Topic)
+	if !ok {
+		return remoting.NewResponse(remoting.TopicNotExist, "topic["+h.Topic+"] not exist, apply first please! "+faqSuffix)
+	}
+	if tc.Perm&rocketmq.PermRead == 0 {
+		return remoting.NewResponse(remoting.NoPermission, "the topic["+h.Topic+"] pulling message is forbidden")
+	}
+	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
+		return remoting.NewResponse(remoting.SystemError, "queueId["+strconv.Itoa(int(h.QueueID))+"] is illegal, topic:["+
+			h.Topic+"] topicConfig.readQueueNums:["+strconv.Itoa(int(tc.ReadQueueNums))+"] consumer:[/"+remoteAddrString(c)+"]")
+	}
+	filter, resp := b.pullFilter(&h, &gc)
+	if resp != nil {
+		return resp
+	}
+
+	get := store.GetRequest{
+		Topic:   h.Topic,
+		QueueID: h.QueueID,
+		Offset:  h.QueueOffset,
+		// Java answers at least one message whatever maxMsgNums says.
+		MaxMessages: max(int(h.MaxMsgNums), 1),
+	}
+	if h.MaxMsgBytes != nil && *h.MaxMsgBytes > 0 {
+		get.MaxBytes = int(*h.MaxMsgBytes)
+	}
+	if !filter.all {
+		get.Filter = filter.match
+	}
+	buf := b.pulls.getBuf()
+	res, err := b.store.GetMessages((*buf)[:0], &get)
+	if err != nil {
+		b.pulls.putBuf(buf, nil)
+		b.log.Warn("pull: store read failed", "topic", h.Topic, "queue", h.QueueID, "offset", h.QueueOffset, "err", err)
+		return remoting.NewResponse(remoting.SystemError, remarkStoreGetNull)
+	}
+	code := pullCode(res.Status, h.QueueOffset)
+	resp = remoting.NewResponse(code, res.Status.String())
+	rh := remoting.PullMessageResponseHeader{
+		NextBeginOffset: res.NextBeginOffset,
+		MinOffset:       res.MinOffset,
+		MaxOffset:       res.MaxOffset,
+	}
+	resp.Ext = rh.AppendExt(make(remoting.ExtFields, 0, 4))
+	switch code {
+	case remoting.Success:
+		resp.Body = append(make([]byte, 0, len(res.Data)), res.Data...)
+		b.stats.addGet(res.Messages)
+		b.offsets.gets.add(h.ConsumerGroup, h.Topic, res.Messages, time.Now())
+	case remoting.PullNotFound:
+		if allowSuspend && h.SysFlag&remoting.PullFlagSuspend != 0 {
+			timeout := time.Duration(h.SuspendTimeoutMillis) * time.Millisecond
+			if b.cfg.DisableLongPolling {
+				timeout = b.cfg.ShortPollingTime
+			}
+			// A message may have landed between the read and the hold;
+			// recheck then, unless the offset lies below the max already
+			// (a consume-queue hole, which only new messages or the
+			// periodic check should wake).
+			recheck := res.MaxOffset <= h.QueueOffset
+			if b.pulls.suspend(c, req, holdKey{h.Topic, h.QueueID}, h.QueueOffset, filter, timeout, recheck) {
+				resp = nil
+			}
+		}
+	case remoting.PullOffsetMoved:
+		b.log.Info("pull: offset moved", "group", h.ConsumerGroup, "topic", h.Topic, "queue", h.QueueID,
+			"requested", h.QueueOffset, "next", res.NextBeginOffset, "status", res.Status.String())
+	}
+	b.pulls.putBuf(buf, res.Data)
+	if allowSuspend && h.SysFlag&remoting.PullFlagCommitOffset != 0 {
+		b.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+	}
+	return resp
+}
+
+// pullCode maps a store status to the pull response code (PROTOCOL.md §9.3).
+func pullCode(s store.GetStatus, offset int64) int32 {
+	switch s {
+	case store.GetFound:
+		return remoting.Success
+	case store.GetMessageWasRemoving, store.GetNoMatchedMessage:
+		return remoting.PullRetryImmediately
+	case store.GetNoMatchedLogicQueue, store.GetNoMessageInQueue:
+		if offset != 0 {
+			return remoting.PullOffsetMoved
+		}
+		return remoting.PullNotFound
+	case store.GetOffsetFoundNull, store.GetOffsetOverflowOne:
+		return remoting.PullNotFound
+	case store.GetOffsetOverflowBadly, store.GetOffsetTooSmall:
+		return remoting.PullOffsetMoved
+	}
+	return remoting.SystemError
+}
+
+// tagFilter is the broker-side filter of a TAG subscription: a consume
+// queue entry matches when the subscription is "*" or its tags code, cut
+// to 32 bits as Java's tagsCode.intValue() does, is in the code set.
+type tagFilter struct {
+	all   bool
+	codes []int32
+}
+
+func (f *tagFilter) match(tagsCode int64) bool {
+	if f.all {
+		return true
+	}
+	c := int32(tagsCode)
+	for _, x := range f.codes {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// isTagType is Java's ExpressionType.isTagType: absent, empty or TAG.
+func isTagType(t string) bool { return t == "" || t == remoting.ExpressionTypeTag }
+
+// pullFilter finds the subscription of a pull: from the request when it
+// carries the subscription flag, else from the group's heartbeats, with
+// 4.9.8's answers when there is none or it is stale. Property (SQL92)
+// filtering is not enabled on this broker, which 4.9.8 answers with
+// SYSTEM_ERROR once the expression got that far.
+func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.SubscriptionGroupConfig) (tagFilter, *remoting.Command) {
+	if h.SysFlag&remoting.PullFlagSubscription != 0 {
+		var expr, typ string
+		if h.Subscription != nil {
+			expr = *h.Subscription
+		}
+		if h.ExpressionType != nil {
+			typ = *h.ExpressionType
+		}
+		if isTagType(typ) {
+			s := rocketmq.BuildSubscription(expr)
+			return tagFilter{all: s.MatchAll(), codes: s.Codes}, nil
+		}
+		if expr == "" {
+			return tagFilter{}, remoting.NewResponse(remoting.SubscriptionParseFailed, remarkSubParseFailed)
+		}
+		return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+typ)
+	}
+	sd, ok, groupKnown := b.subscriptionOf(h.ConsumerGroup, h.Topic)
+	if !groupKnown {
+		return tagFilter{}, remoting.NewResponse(remoting.SubscriptionNotExist, "the consumer's group info not exist"+faqSuffix)
+	}
+	if !gc.ConsumeBroadcastEnable {
+		if model, ok := b.messageModelOf(h.ConsumerGroup); ok && model == "BROADCASTING" {
+			return tagFilter{}, remoting.NewResponse(remoting.NoPermission,
+				"the consumer group["+h.ConsumerGroup+"] can not consume by broadcast way")
+		}
+	}
+	if !ok {
+		return tagFilter{}, remoting.NewResponse(remoting.SubscriptionNotExist, "the consumer's subscription not exist"+faqSuffix)
+	}
+	if sd.SubVersion < h.SubVersion {
+		return tagFilter{}, remoting.NewResponse(remoting.SubscriptionNotLatest, remarkSubNotLatest)
+	}
+	if !isTagType(sd.ExpressionType) {
+		return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+sd.ExpressionType)
+	}
+	return tagFilter{all: sd.ClassFilterMode || sd.SubString == rocketmq.SubscriptionAll, codes: sd.CodeSet}, nil
+}
+
+// The group and client registries are other files' concern; these reach
+// them through the contract methods (findOrCreate, subscription,
+// consumeType) and fall back to "auto-created group, no consumers" while
+// those are not there.
+
+func (b *Broker) groupConfig(group string) (remoting.SubscriptionGroupConfig, bool) {
+	if g, ok := any(b.groups).(interface {
+		findOrCreate(string) (remoting.SubscriptionGroupConfig, bool)
+	}); ok {
+		return g.findOrCreate(group)
+	}
+	if b.cfg.DisableAutoCreateGroup {
+		return remoting.SubscriptionGroupConfig{}, false
+	}
+	return remoting.NewSubscriptionGroupConfig(group), true
+}
+
+func (b *Broker) subscriptionOf(group, topic string) (sd remoting.SubscriptionData, ok, groupKnown bool) {
+	if c, is := any(b.clients).(interface {
+		subscription(group, topic string) (remoting.SubscriptionData, bool, bool)
+	}); is {
+		return c.subscription(group, topic)
+	}
+	return sd, false, false
+}
+
+func (b *Broker) messageModelOf(group string) (string, bool) {
+	if c, is := any(b.clients).(interface {
+		consumeType(group string) (string, bool)
+	}); is {
+		return c.consumeType(group)
+	}
+	return "", false
+}
