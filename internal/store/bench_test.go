@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	rocketmq "github.com/go-rocketmq/rocketmq"
 	"runtime"
 	"syscall"
 	"testing"
@@ -135,7 +136,7 @@ func BenchmarkGetMessages(b *testing.B) {
 		}
 	}
 	req := &GetRequest{Topic: "BenchTopic", MaxMessages: 32}
-	filter := func(c int64) bool { return c == TagsCode("TagA") }
+	filter := func(c int64) bool { return c == rocketmq.TagHash("TagA") }
 	req.Filter = filter
 	buf := make([]byte, 0, 64<<10)
 	b.ReportAllocs()

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"os"
 	"time"
 )
 
@@ -132,7 +130,7 @@ func (s *Store) persist(snap ckptSnapshot) error {
 		return err
 	}
 	for _, f := range snap.dirty {
-		if err := f.sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		if err := f.sync(); err != nil && !f.closed.Load() {
 			return err
 		}
 	}

@@ -85,7 +85,7 @@ func (m msg) req() *PutRequest {
 			Topic:         m.topic,
 			Properties:    m.props(),
 		},
-		TagsCode:  TagsCode(m.tags),
+		TagsCode:  rocketmq.TagHash(m.tags),
 		UniqKey:   m.uniq,
 		Keys:      m.keys,
 		WaitFlush: true,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+
+	"go.uber.org/atomic"
 )
 
 // mappedFile is one fixed-size file mapped read-write and shared, so that a
@@ -17,7 +19,8 @@ type mappedFile struct {
 	raw   syscall.RawConn
 	data  []byte
 
-	dirty bool // written since the last checkpoint; guarded by Store.mu
+	dirty  bool        // written since the last checkpoint; guarded by Store.mu
+	closed atomic.Bool // a checkpoint may still hold it after DeleteTopic
 }
 
 // Options of openMapped.
@@ -102,6 +105,7 @@ func (m *mappedFile) sync() error {
 
 // close unmaps and closes the file without syncing.
 func (m *mappedFile) close() error {
+	m.closed.Store(true)
 	var err error
 	if m.data != nil {
 		err = syscall.Munmap(m.data)

@@ -123,7 +123,7 @@ func (s *Store) DeleteTopic(topic string) error {
 	// Closed files may still sit in the dirty list; their sync just fails.
 	keep := s.dirty[:0]
 	for _, f := range s.dirty {
-		if f.data != nil {
+		if !f.closed.Load() {
 			keep = append(keep, f)
 		}
 	}

@@ -173,15 +173,6 @@ func javaHash[T string | []byte](h int32, s T) int32 {
 	return h
 }
 
-// TagsCode is the default consume-queue tags code: Java's TAGS.hashCode()
-// sign-extended, or 0 without a tag (PROTOCOL.md §10.2).
-func TagsCode(tags string) int64 {
-	if tags == "" {
-		return 0
-	}
-	return int64(javaHash(0, tags))
-}
-
 // defaultTagsCode derives the tags code from a stored record's properties.
 func defaultTagsCode(_ string, props []byte, _ int64) int64 {
 	v, ok := propValue(props, propTags)

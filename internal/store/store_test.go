@@ -29,6 +29,22 @@ func TestPutGetRoundTrip(t *testing.T) {
 		}
 	}
 	checkAll(t, s, all)
+	// The root package's decoder reads what the store wrote.
+	res, err := s.GetMessages(nil, &GetRequest{Topic: "TopicA", QueueID: 1, Offset: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := rocketmq.DecodeRecords(res.Data)
+	if err != nil || len(msgs) != 10 {
+		t.Fatalf("DecodeRecords: %d messages, %v", len(msgs), err)
+	}
+	for i, m := range msgs {
+		st := all[2*i+1]
+		if m.Topic != "TopicA" || m.QueueID != 1 || m.QueueOffset != int64(i) || m.CommitLogOffset != st.res.PhysicalOffset ||
+			m.StoreTimestamp != st.res.StoreTimestamp || string(m.Body) != st.m.body || m.Properties["UNIQ_KEY"] != st.m.uniq {
+			t.Fatalf("decoded message %d: %+v", i, m)
+		}
+	}
 	if got := s.MaxOffset("TopicA", 0); got != 10 {
 		t.Errorf("MaxOffset = %d, want 10", got)
 	}
@@ -115,12 +131,12 @@ func TestConsumeQueueFiles(t *testing.T) {
 			}
 			want := binary.BigEndian.AppendUint64(nil, uint64(all[n].res.PhysicalOffset))
 			want = binary.BigEndian.AppendUint32(want, uint32(all[n].res.WroteBytes))
-			want = binary.BigEndian.AppendUint64(want, uint64(TagsCode(all[n].m.tags)))
+			want = binary.BigEndian.AppendUint64(want, uint64(rocketmq.TagHash(all[n].m.tags)))
 			sameBytes(t, fmt.Sprintf("entry %d", n), e, want)
 		}
 	}
 	e, err := s.ConsumeQueueEntry("CQ", 3, 7)
-	if err != nil || e.PhysicalOffset != all[7].res.PhysicalOffset || e.TagsCode != TagsCode("Tag1") {
+	if err != nil || e.PhysicalOffset != all[7].res.PhysicalOffset || e.TagsCode != rocketmq.TagHash("Tag1") {
 		t.Fatalf("ConsumeQueueEntry = %+v, %v", e, err)
 	}
 	if _, err := s.ConsumeQueueEntry("CQ", 3, 12); !errors.Is(err, ErrNotFound) {
@@ -141,8 +157,8 @@ func TestGetMessagesStatuses(t *testing.T) {
 		all = append(all, put(t, s, msg{topic: "St", queue: 0, body: body(i, 100), tags: tag}))
 	}
 	size := all[0].res.WroteBytes
-	onlyA := func(c int64) bool { return c == TagsCode("TagA") }
-	onlyC := func(c int64) bool { return c == TagsCode("TagC") }
+	onlyA := func(c int64) bool { return c == rocketmq.TagHash("TagA") }
+	onlyC := func(c int64) bool { return c == rocketmq.TagHash("TagC") }
 	cases := []struct {
 		name     string
 		req      GetRequest
@@ -399,7 +415,7 @@ func TestOnDispatch(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	want := []DispatchEvent{
-		{Topic: "D", QueueID: 2, QueueOffset: 0, TagsCode: TagsCode("TagA"), PhysicalOffset: a.res.PhysicalOffset, StoreTimestamp: a.res.StoreTimestamp},
+		{Topic: "D", QueueID: 2, QueueOffset: 0, TagsCode: rocketmq.TagHash("TagA"), PhysicalOffset: a.res.PhysicalOffset, StoreTimestamp: a.res.StoreTimestamp},
 		{Topic: "D", QueueID: 2, QueueOffset: 1, PhysicalOffset: b.PhysicalOffsets[0], StoreTimestamp: b.StoreTimestamp},
 		{Topic: "D", QueueID: 2, QueueOffset: 2, PhysicalOffset: b.PhysicalOffsets[1], StoreTimestamp: b.StoreTimestamp},
 	}

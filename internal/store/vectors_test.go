@@ -64,8 +64,12 @@ func TestTagsCodeJavaVectors(t *testing.T) {
 		}
 		t.Run(strconv.Quote(tag), func(t *testing.T) {
 			want, _ := c.TagsCode.Int64()
-			if got := TagsCode(tag); got != want {
-				t.Fatalf("TagsCode = %d, want %d", got, want)
+			props := "KEYS\x01k\x02TAGS\x01" + tag + "\x02WAIT\x01true"
+			if c.Tag == nil {
+				props = "KEYS\x01k"
+			}
+			if got := defaultTagsCode("T", []byte(props), 0); got != want {
+				t.Fatalf("defaultTagsCode = %d, want %d", got, want)
 			}
 			if c.Tag == nil {
 				return
