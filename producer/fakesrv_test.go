@@ -86,20 +86,22 @@ func (s *fakeServer) serve(c net.Conn) {
 			s.mu.Lock()
 			s.calls[cmd.Code]++
 			s.mu.Unlock()
-			resp := s.handle(cmd)
-			if resp == nil || cmd.IsOneway() {
-				continue
-			}
-			resp.Opaque = cmd.Opaque
-			resp.Flag |= remoting.FlagResponse
-			resp.Serialize = cmd.Serialize
-			out, err := resp.AppendFrame(nil)
-			if err != nil {
-				return
-			}
-			if _, err := c.Write(out); err != nil {
-				return
-			}
+			// Each request on its own goroutine, so a held one does not
+			// stop the connection.
+			s.wg.Add(1)
+			go func(cmd *remoting.Command) {
+				defer s.wg.Done()
+				resp := s.handle(cmd)
+				if resp == nil || cmd.IsOneway() {
+					return
+				}
+				resp.Opaque = cmd.Opaque
+				resp.Flag |= remoting.FlagResponse
+				resp.Serialize = cmd.Serialize
+				if out, err := resp.AppendFrame(nil); err == nil {
+					_, _ = c.Write(out)
+				}
+			}(cmd)
 		}
 	}
 }
