@@ -172,7 +172,7 @@ func TestBinaryHeaderDecoding(t *testing.T) {
 		{"no map", "", nil, nil},
 		{"one entry", "", entry(5, "topic", 1, "T"), ExtFields{{"topic", "T"}}},
 		{"empty value dropped", "", append(entry(1, "a", 0, ""), entry(1, "b", 1, "x")...), ExtFields{{"b", "x"}}},
-		{"empty key dropped", "", entry(0, "", 1, "x"), ExtFields{}},
+		{"empty key dropped", "", entry(0, "", 1, "x"), nil},
 		{"duplicates kept in order", "r", append(append(entry(1, "a", 1, "1"), entry(1, "b", 1, "2")...), entry(1, "a", 1, "3")...),
 			ExtFields{{"a", "1"}, {"b", "2"}, {"a", "3"}}},
 	}

@@ -116,7 +116,9 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 	if rl > 0 {
 		c.Remark = s[:rl]
 	}
-	if el > 0 {
+	// A map whose entries were all dropped decodes as no map, which is
+	// also what encoding it again would give.
+	if n > 0 {
 		c.Ext = make(ExtFields, 0, n)
 		// Offsets into s are offsets into m shifted by base.
 		base := int(rl) + 4
