@@ -545,7 +545,7 @@ func TestUniqueIDs(t *testing.T) {
 	}
 	// And through the send path: prepare assigns the UNIQ_KEY.
 	m := rocketmq.NewMessage("T", []byte("x"))
-	for i := 0; i < 100_000; i++ {
+	for i := 0; i < 20_000; i++ {
 		e, err := env.p.prepare(KindSync, []*rocketmq.Message{m})
 		if err != nil {
 			t.Fatal(err)
