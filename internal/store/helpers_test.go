@@ -126,8 +126,8 @@ func put(t testing.TB, s *Store, m msg) stored {
 
 func body(i, n int) string {
 	s := fmt.Sprintf("message-%06d-", i)
-	for len(s) < n {
-		s += "x"
+	if len(s) < n {
+		s += strings.Repeat("x", n-len(s))
 	}
 	return s[:max(n, 1)]
 }
