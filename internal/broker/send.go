@@ -389,5 +389,5 @@ func (b *Broker) recoveredTagsCode(topic string, properties []byte, storeTimesta
 		p := sendProps{delay: propValue(props, rocketmq.PropertyDelayLevel)}
 		return rocketmq.DelayDeliverTimestamp(b.delayLevels, p.delayLevel(), storeTimestamp)
 	}
-	return store.TagsCode(propValue(props, rocketmq.PropertyTags))
+	return rocketmq.TagHash(propValue(props, rocketmq.PropertyTags))
 }

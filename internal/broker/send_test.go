@@ -1015,7 +1015,6 @@ func sendExtValue(ext remoting.ExtFields, k string) string {
 	return v
 }
 
-
 // sendBenchConfig uses the store's production file sizes (sparse files).
 func sendBenchConfig(c *Config) {
 	c.CommitLogSegmentSize, c.ConsumeQueueEntries, c.IndexSlots, c.IndexEntries = 1<<30, 0, 0, 0
@@ -1080,5 +1079,3 @@ func BenchmarkSendV2Handler(b *testing.B) {
 		}
 	}
 }
-
-
