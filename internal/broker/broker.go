@@ -228,26 +228,35 @@ func (b *Broker) loop(fn func(ctx context.Context)) {
 	}()
 }
 
-// handle registers h for code behind the fault controls.
+// handle registers h for code behind the fault controls. Responses say
+// JAVA, as every 4.9.8 broker response does (wire README fact 6).
 func (b *Broker) handle(code int32, h server.Handler) {
 	b.srv.Handle(code, func(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-		if f, ok := b.faults.take(code); ok {
-			if f.Delay > 0 {
-				t := time.NewTimer(f.Delay)
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-					return nil
-				}
-			}
-			switch {
-			case f.Drop:
+		resp := b.serveWithFaults(ctx, c, req, code, h)
+		if resp != nil {
+			resp.Language = remoting.LanguageJava
+		}
+		return resp
+	})
+}
+
+func (b *Broker) serveWithFaults(ctx context.Context, c *server.Conn, req *remoting.Command, code int32, h server.Handler) *remoting.Command {
+	if f, ok := b.faults.take(code); ok {
+		if f.Delay > 0 {
+			t := time.NewTimer(f.Delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
 				return nil
-			case f.Respond:
-				return remoting.NewResponse(f.Code, f.Remark)
 			}
 		}
-		return h(ctx, c, req)
-	})
+		switch {
+		case f.Drop:
+			return nil
+		case f.Respond:
+			return remoting.NewResponse(f.Code, f.Remark)
+		}
+	}
+	return h(ctx, c, req)
 }

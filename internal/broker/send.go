@@ -50,11 +50,28 @@ func (b *Broker) send(ctx context.Context, c *server.Conn, req *remoting.Command
 	return b.sendOne(ctx, c, req, h)
 }
 
-// sendResponse is a send response: every one carries MSG_REGION and
-// TRACE_ON, success or not.
+// sendResp is a send response and its extFields in one allocation.
+type sendResp struct {
+	cmd remoting.Command
+	ext [5]remoting.Field
+}
+
+// newSendResponse returns a response of code with room for the header.
+// Like a 4.9.8 broker it says JAVA.
+func newSendResponse(code int32, remark string) *remoting.Command {
+	r := &sendResp{cmd: remoting.Command{
+		Code: code, Language: remoting.LanguageJava, Version: remoting.DefaultVersion,
+		Flag: remoting.FlagResponse, Remark: remark,
+	}}
+	r.cmd.Ext = r.ext[:0]
+	return &r.cmd
+}
+
+// sendResponse is a failed send's response: every send response carries
+// MSG_REGION and TRACE_ON, success or not.
 func (b *Broker) sendResponse(code int32, remark string) *remoting.Command {
-	resp := remoting.NewResponse(code, remark)
-	resp.Ext = append(make(remoting.ExtFields, 0, 5),
+	resp := newSendResponse(code, remark)
+	resp.Ext = append(resp.Ext,
 		remoting.Field{Key: rocketmq.PropertyTraceSwitch, Value: b.traceOn},
 		remoting.Field{Key: rocketmq.PropertyMsgRegion, Value: b.cfg.RegionID})
 	return resp
@@ -294,18 +311,24 @@ func (b *Broker) sendOKResponse(res *store.PutResult, queueID int32, msgIDs []by
 	if res.Status == store.PutFlushDiskTimeout {
 		code = remoting.FlushDiskTimeout
 	}
-	var id string
+	// The three values share one string.
+	var a [128]byte
+	buf := a[:0]
 	if msgIDs != nil {
-		id = string(msgIDs)
+		buf = append(buf, msgIDs...)
 	} else {
-		var a [56]byte
-		id = string(rocketmq.AppendOffsetMsgID(a[:0], b.storeHost, res.PhysicalOffset))
+		buf = rocketmq.AppendOffsetMsgID(buf, b.storeHost, res.PhysicalOffset)
 	}
-	resp := remoting.NewResponse(code, "")
-	resp.Ext = append(make(remoting.ExtFields, 0, 5),
-		remoting.Field{Key: "msgId", Value: id},
-		remoting.Field{Key: "queueId", Value: strconv.Itoa(int(queueID))},
-		remoting.Field{Key: "queueOffset", Value: strconv.FormatInt(res.QueueOffset, 10)},
+	idEnd := len(buf)
+	buf = strconv.AppendInt(buf, int64(queueID), 10)
+	qEnd := len(buf)
+	buf = strconv.AppendInt(buf, res.QueueOffset, 10)
+	vals := string(buf)
+	resp := newSendResponse(code, "")
+	resp.Ext = append(resp.Ext,
+		remoting.Field{Key: "msgId", Value: vals[:idEnd]},
+		remoting.Field{Key: "queueId", Value: vals[idEnd:qEnd]},
+		remoting.Field{Key: "queueOffset", Value: vals[qEnd:]},
 		remoting.Field{Key: rocketmq.PropertyTraceSwitch, Value: b.traceOn},
 		remoting.Field{Key: rocketmq.PropertyMsgRegion, Value: b.cfg.RegionID})
 	return resp

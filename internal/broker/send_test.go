@@ -150,6 +150,9 @@ func sendCheckResp(t testing.TB, resp *remoting.Command, code int32, remark stri
 	if v, _ := resp.Ext.Get("MSG_REGION"); v != "DefaultRegion" {
 		t.Errorf("MSG_REGION = %q", v)
 	}
+	if resp.Language != remoting.LanguageJava || resp.Version != 409 {
+		t.Errorf("language %d version %d, want JAVA 409 as 4.9.8 answers", resp.Language, resp.Version)
+	}
 	if v, _ := resp.Ext.Get("TRACE_ON"); v != "true" {
 		t.Errorf("TRACE_ON = %q", v)
 	}
