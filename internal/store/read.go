@@ -61,6 +61,8 @@ type GetRequest struct {
 	Filter func(tagsCode int64) bool
 	// RecordFilter, if set, is asked for each record (e.g. SQL92 on
 	// properties); false skips it. The slice is only valid during the call.
+	// Both filters run under the store's shared read lock: they must be
+	// pure predicates and must not call the Store.
 	RecordFilter func(record []byte) bool
 }
 
@@ -352,12 +354,14 @@ type QueueEntry struct {
 
 // ConsumeQueueEntry reads the entry at a queue offset (the delay service
 // reads delivery times from the tags code this way).
-func (s *Store) ConsumeQueueEntry(topic string, queueID int32, offset int64) (QueueEntry, error) {
+func (s *Store) ConsumeQueueEntry(topic string, queueID int32, offset int64) (_ QueueEntry, err error) {
 	s.life.RLock()
 	defer s.life.RUnlock()
 	if s.closed.Load() {
 		return QueueEntry{}, ErrClosed
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer faultGuard(&err)
 	q := s.lookupQueue(topic, queueID)
 	if q == nil || offset < q.min.Load() || offset >= q.max.Load() {
 		return QueueEntry{}, fmt.Errorf("%w: %s/%d offset %d", ErrNotFound, topic, queueID, offset)

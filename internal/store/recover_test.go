@@ -305,6 +305,17 @@ func TestOpenDamagedStore(t *testing.T) {
 			t.Fatal("Open succeeded")
 		}
 	})
+	t.Run("read-only dir", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root ignores permissions")
+		}
+		dir := t.TempDir()
+		os.Chmod(dir, 0o500)
+		defer os.Chmod(dir, 0o700)
+		if _, err := Open(Config{Dir: filepath.Join(dir, "store")}); err == nil {
+			t.Fatal("Open succeeded")
+		}
+	})
 	t.Run("commitlog is a file", func(t *testing.T) {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "commitlog"), []byte("x"), 0o644)

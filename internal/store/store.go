@@ -302,7 +302,10 @@ func Open(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) open() error {
+func (s *Store) open() (err error) {
+	// A file shrunk behind our back faults on access; report it instead.
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer faultGuard(&err)
 	for _, d := range []string{"", "commitlog", "consumequeue", "index"} {
 		if err := os.MkdirAll(s.dirPath(d), 0o755); err != nil {
 			return fmt.Errorf("rocketmq: store: create %s: %w", s.dirPath(d), err)
@@ -354,6 +357,7 @@ func (s *Store) open() error {
 	if err := writeFileSync(s.dirPath("abort"), []byte(strconv.Itoa(os.Getpid()))); err != nil {
 		return fmt.Errorf("rocketmq: store: create abort file: %w", err)
 	}
+	syncDir(s.cfg.Dir)
 	return s.recover(abnormal || torn, needDeep, ckpt)
 }
 
