@@ -901,11 +901,16 @@ func TestSendCapturedFrames(t *testing.T) {
 	e := sendTestBroker(t, nil)
 	raw := sendDialRaw(t, e.b.Addr())
 	n := 0
+	var oneway []sendWireFrame
 	for _, f := range frames {
 		if f.Direction != "req" || (f.Code != remoting.SendMessage && f.Code != remoting.SendMessageV2 && f.Code != remoting.SendBatchMessage) {
 			continue
 		}
-		if f.Oneway || f.Pair == nil {
+		if f.Oneway {
+			oneway = append(oneway, f)
+			continue
+		}
+		if f.Pair == nil {
 			continue
 		}
 		n++
@@ -957,6 +962,29 @@ func TestSendCapturedFrames(t *testing.T) {
 	}
 	if n < 15 {
 		t.Errorf("replayed %d captured sends, expected more", n)
+	}
+	// A oneway send (wire 0111) is stored and never answered.
+	if len(oneway) == 0 {
+		t.Error("no oneway send in the capture")
+	}
+	for _, f := range oneway {
+		data, err := os.ReadFile(filepath.Join("../../testdata/wire", f.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := e.b.stats.put.Load()
+		if _, err := raw.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		if resp, err := raw.read(300 * time.Millisecond); err == nil {
+			t.Errorf("%s: oneway send answered: %+v", f.File, resp)
+		}
+		raw.buf = raw.buf[:0]
+		for deadline := time.Now().Add(5 * time.Second); e.b.stats.put.Load() != before+1; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: oneway send not stored", f.File)
+			}
+		}
 	}
 
 	// What we stored has the properties the 4.9.8 broker stored for the
