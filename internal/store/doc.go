@@ -82,6 +82,6 @@
 //
 // Store.mu (writer), then Store.life (shared by readers, exclusive to unmap:
 // Close, Crash, DeleteTopic, queue-map insertion), then indexService.mu.
-// Store.syncMu serialises commit-log syncs and is taken alone; genMu only
-// guards the flush-round channel.
+// Store.syncMu serialises commit-log syncs; it is taken alone, or under mu
+// by Close's final checkpoint. genMu only guards the flush-round channel.
 package store

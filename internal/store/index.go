@@ -168,6 +168,12 @@ func (x *indexService) load() error {
 		}
 		f := &indexFile{m: m, slots: x.slots, entries: x.entries}
 		f.readHeader()
+		if int64(f.count) > x.entries || f.slotCount < 0 || int64(f.slotCount) > x.slots {
+			x.log.Warn("store: index file header is corrupt, moved aside", "file", path)
+			m.close()
+			os.Rename(path, path+".bad")
+			continue
+		}
 		x.files = append(x.files, f)
 	}
 	return nil

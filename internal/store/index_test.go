@@ -183,3 +183,24 @@ func TestIndexFileLayout(t *testing.T) {
 	check(e1, a.res.PhysicalOffset, 0, 0)
 	check(e2, b.res.PhysicalOffset, 5, 1)
 }
+
+// A garbage index header is moved aside instead of indexing out of range.
+func TestIndexCorruptHeader(t *testing.T) {
+	cfg := testConfig(t)
+	s := openStore(t, cfg)
+	all := fill(t, s, 10)
+	s.Close()
+	ents, _ := os.ReadDir(filepath.Join(cfg.Dir, "index"))
+	for _, e := range ents {
+		p := filepath.Join(cfg.Dir, "index", e.Name())
+		f, _ := os.OpenFile(p, os.O_WRONLY, 0)
+		f.WriteAt([]byte{0x7f, 0xff, 0xff, 0xff}, 36) // indexCount
+		f.Close()
+	}
+	s2 := openStore(t, cfg)
+	checkAll(t, s2, all)
+	// The records of the last segment were indexed again into a new file.
+	checkQuery(t, s2, all)
+	extra := put(t, s2, msg{topic: "RecA", body: "extra", uniq: "EXTRA"})
+	checkQuery(t, s2, []stored{extra})
+}
