@@ -1,9 +1,182 @@
 package broker
 
-// Placeholder; the group-manager helper replaces this file.
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
 
-type groupManager struct{ b *Broker }
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
 
-func newGroupManager(b *Broker) *groupManager { return &groupManager{b: b} }
-func (m *groupManager) load() error           { return nil }
-func (m *groupManager) persist() error        { return nil }
+// groupManager owns the subscription group table (Java
+// SubscriptionGroupManager) and config/subscriptionGroup.json (PROTOCOL.md
+// §10.6). Reads take the read lock only: the send path looks up %RETRY%
+// groups for every retried message and the pull path for every pull.
+type groupManager struct {
+	b *Broker
+
+	mu      sync.RWMutex
+	table   map[string]remoting.SubscriptionGroupConfig
+	version remoting.DataVersion
+
+	// persistMu orders snapshot+write pairs so that the last file written
+	// holds the newest snapshot.
+	persistMu sync.Mutex
+}
+
+// newGroupManager starts with the groups a 4.9.8 broker creates at start,
+// all with the defaults.
+func newGroupManager(b *Broker) *groupManager {
+	builtin := [...]string{
+		rocketmq.GroupToolsConsumer,
+		rocketmq.GroupFilterSrvConsumer,
+		rocketmq.GroupSelfTestConsumer,
+		rocketmq.GroupONSHTTPProxy,
+		rocketmq.GroupONSAPIPull,
+		rocketmq.GroupONSAPIPermission,
+		rocketmq.GroupONSAPIOwner,
+	}
+	m := &groupManager{b: b, table: make(map[string]remoting.SubscriptionGroupConfig, len(builtin))}
+	for _, g := range builtin {
+		m.table[g] = remoting.NewSubscriptionGroupConfig(g)
+	}
+	return m
+}
+
+func (m *groupManager) path() string {
+	return filepath.Join(m.b.cfg.StoreDir, "config", "subscriptionGroup.json")
+}
+
+// load merges subscriptionGroup.json (strict JSON or Java's fastjson form)
+// over the built-in groups; a missing file leaves just those.
+func (m *groupManager) load() error {
+	data, err := store.ReadConfigFile(m.path())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("rocketmq: broker: read %s: %w", m.path(), err)
+	}
+	var w remoting.SubscriptionGroupWrapper
+	if err := w.DecodeJSON(data); err != nil {
+		return fmt.Errorf("rocketmq: broker: parse %s: %w", m.path(), err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, v := range w.SubscriptionGroupTable {
+		if v.GroupName == "" {
+			v.GroupName = k
+		}
+		m.table[k] = v
+	}
+	m.version = w.DataVersion
+	return nil
+}
+
+// persist writes the table as strict JSON, which Java brokers read too.
+func (m *groupManager) persist() error {
+	m.persistMu.Lock()
+	defer m.persistMu.Unlock()
+	w := m.wrapper()
+	if err := store.WriteConfigFile(m.path(), w.AppendJSON(nil, remoting.JSONStandard)); err != nil {
+		return fmt.Errorf("rocketmq: broker: persist subscription groups: %w", err)
+	}
+	return nil
+}
+
+func (m *groupManager) persistLogged() {
+	if err := m.persist(); err != nil {
+		m.b.log.Error("persist subscription groups", "err", err)
+	}
+}
+
+// wrapper returns a copy of the table and its data version.
+func (m *groupManager) wrapper() remoting.SubscriptionGroupWrapper {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t := make(map[string]remoting.SubscriptionGroupConfig, len(m.table))
+	for k, v := range m.table {
+		t[k] = v
+	}
+	return remoting.SubscriptionGroupWrapper{SubscriptionGroupTable: t, DataVersion: m.version}
+}
+
+// get returns a group's config without creating it.
+func (m *groupManager) get(group string) (remoting.SubscriptionGroupConfig, bool) {
+	m.mu.RLock()
+	g, ok := m.table[group]
+	m.mu.RUnlock()
+	return g, ok
+}
+
+// names returns the sorted group names.
+func (m *groupManager) names() []string {
+	m.mu.RLock()
+	out := make([]string, 0, len(m.table))
+	for k := range m.table {
+		out = append(out, k)
+	}
+	m.mu.RUnlock()
+	sort.Strings(out)
+	return out
+}
+
+// findOrCreate returns a group's config, creating it with Java's defaults
+// when autoCreateSubscriptionGroup is on or the group is a CID_RMQ_SYS_
+// group. It reports false when the group neither exists nor may be created.
+func (m *groupManager) findOrCreate(group string) (remoting.SubscriptionGroupConfig, bool) {
+	if g, ok := m.get(group); ok {
+		return g, true
+	}
+	if group == "" || (m.b.cfg.DisableAutoCreateGroup && !rocketmq.IsSysConsumerGroup(group)) {
+		return remoting.SubscriptionGroupConfig{}, false
+	}
+	m.mu.Lock()
+	g, ok := m.table[group]
+	if !ok {
+		g = remoting.NewSubscriptionGroupConfig(group)
+		m.table[group] = g
+		m.bumpLocked()
+	}
+	m.mu.Unlock()
+	if !ok {
+		m.b.log.Debug("subscription group auto-created", "group", group)
+		m.persistLogged()
+	}
+	return g, true
+}
+
+// put creates or replaces a group's config (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP).
+func (m *groupManager) put(g remoting.SubscriptionGroupConfig) {
+	m.mu.Lock()
+	m.table[g.GroupName] = g
+	m.bumpLocked()
+	m.mu.Unlock()
+	m.persistLogged()
+}
+
+// remove deletes a group's config; it reports whether it existed.
+func (m *groupManager) remove(group string) bool {
+	m.mu.Lock()
+	_, ok := m.table[group]
+	if ok {
+		delete(m.table, group)
+		m.bumpLocked()
+	}
+	m.mu.Unlock()
+	if ok {
+		m.persistLogged()
+	}
+	return ok
+}
+
+func (m *groupManager) bumpLocked() {
+	m.version.Counter++
+	m.version.Timestamp = time.Now().UnixMilli()
+}

@@ -1,0 +1,24 @@
+package broker
+
+import (
+	"context"
+
+	"github.com/go-rocketmq/rocketmq/internal/server"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// handleDeleteSubscriptionGroup is DELETE_SUBSCRIPTIONGROUP (207): drop the
+// group's config and, with removeOffset/cleanOffset, its committed
+// offsets. Deleting an unknown group succeeds, as in Java.
+func (b *Broker) handleDeleteSubscriptionGroup(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
+	var h remoting.DeleteSubscriptionGroupRequestHeader
+	if err := h.FromExt(req.Ext); err != nil {
+		return adminHeaderError(err)
+	}
+	removed := b.groups.remove(h.GroupName)
+	if h.CleanOffset {
+		b.offsets.removeGroup(h.GroupName)
+	}
+	b.log.Info("subscription group deleted", "group", h.GroupName, "existed", removed, "cleanOffset", h.CleanOffset, "by", connAddr(c))
+	return remoting.NewResponse(remoting.Success, "")
+}
