@@ -19,6 +19,6 @@ func (b *Broker) handleDeleteSubscriptionGroup(_ context.Context, c *server.Conn
 	if h.CleanOffset {
 		b.offsets.removeGroup(h.GroupName)
 	}
-	b.log.Info("subscription group deleted", "group", h.GroupName, "existed", removed, "cleanOffset", h.CleanOffset, "by", connAddr(c))
+	b.log.Info("subscription group deleted", "group", h.GroupName, "existed", removed, "cleanOffset", h.CleanOffset, "by", remoteAddrString(c))
 	return remoting.NewResponse(remoting.Success, "")
 }

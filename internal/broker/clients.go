@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"net/netip"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -425,7 +424,7 @@ func connections(t map[*server.Conn]*clientChannel) []remoting.Connection {
 	for c, ch := range t {
 		out = append(out, remoting.Connection{
 			ClientID:   ch.clientID,
-			ClientAddr: connAddr(c),
+			ClientAddr: remoteAddrString(c),
 			Language:   ch.language.String(),
 			Version:    ch.version,
 		})
@@ -437,14 +436,4 @@ func connections(t map[*server.Conn]*clientChannel) []remoting.Connection {
 		return out[i].ClientAddr < out[j].ClientAddr
 	})
 	return out
-}
-
-// connAddr is the client's ip:port as Java's parseChannelRemoteAddr gives
-// it (IPv4 unmapped).
-func connAddr(c *server.Conn) string {
-	ap := c.RemoteAddrPort()
-	if !ap.IsValid() {
-		return c.String()
-	}
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()).String()
 }
