@@ -95,8 +95,7 @@ func ACLSignatureOf(ext ExtFields, body []byte, secretKey string) string {
 func aclSign(content []byte, secretKey string) string {
 	m := hmac.New(sha1.New, []byte(secretKey))
 	m.Write(content)
-	var sum [sha1.Size]byte
-	return base64.StdEncoding.EncodeToString(m.Sum(sum[:0]))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }
 
 // aclContent builds the signed bytes: values sorted by key, Signature left

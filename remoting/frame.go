@@ -12,6 +12,38 @@ import (
 // prefix included (com.rocketmq.remoting.frameMaxLength).
 const DefaultMaxFrameSize = 16 << 20
 
+// newCommand allocates a Command whose Ext has room for n fields, in the
+// same allocation for small n: one malloc instead of two per decoded frame.
+// Ext is empty and non-nil when n > 0.
+func newCommand(n int) *Command {
+	switch {
+	case n == 0:
+		return new(Command)
+	case n <= 4:
+		p := new(struct {
+			c Command
+			f [4]Field
+		})
+		p.c.Ext = p.f[:0]
+		return &p.c
+	case n <= 8:
+		p := new(struct {
+			c Command
+			f [8]Field
+		})
+		p.c.Ext = p.f[:0]
+		return &p.c
+	case n <= 16:
+		p := new(struct {
+			c Command
+			f [16]Field
+		})
+		p.c.Ext = p.f[:0]
+		return &p.c
+	}
+	return &Command{Ext: make(ExtFields, 0, n)}
+}
+
 // maxHeaderLength is the largest header the 24-bit length of the header
 // word can express.
 const maxHeaderLength = 1<<24 - 1
@@ -109,19 +141,20 @@ func DecodeCommand(b []byte) (*Command, error) {
 		return nil, malformed("header length " + strconv.Itoa(hl) + " exceeds frame")
 	}
 	hdr := b[4 : 4+hl]
-	c := &Command{Serialize: st}
+	var c *Command
 	var err error
 	switch st {
 	case SerializeJSON:
-		err = decodeJSONHeader(hdr, c)
+		c, err = decodeJSON(hdr)
 	case SerializeRocketMQ:
-		err = decodeBinaryHeader(hdr, c)
+		c, err = decodeBinary(hdr)
 	default:
 		return nil, malformed("unknown serialize type " + strconv.Itoa(int(st)))
 	}
 	if err != nil {
 		return nil, err
 	}
+	c.Serialize = st
 	if body := b[4+hl:]; len(body) > 0 {
 		c.Body = slices.Clone(body)
 	}

@@ -62,9 +62,18 @@ func appendBinaryHeader(dst []byte, c *Command) ([]byte, error) {
 // Repeated keys are kept in wire order (ExtFields.Get returns the last one,
 // as Java's HashMap does). Bytes after the map are ignored, as in Java.
 func decodeBinaryHeader(h []byte, c *Command) error {
-	if len(h) < binaryFixedSize {
-		return malformed("binary header shorter than 21 bytes")
+	d, err := decodeBinary(h)
+	if err == nil {
+		*c = *d
 	}
+	return err
+}
+
+func decodeBinary(h []byte) (*Command, error) {
+	if len(h) < binaryFixedSize {
+		return nil, malformed("binary header shorter than 21 bytes")
+	}
+	var c Command
 	c.Code = int32(int16(binary.BigEndian.Uint16(h)))
 	c.Language = LanguageCode(h[2])
 	c.Version = int32(int16(binary.BigEndian.Uint16(h[3:])))
@@ -73,17 +82,17 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 	rl := int64(int32(binary.BigEndian.Uint32(h[13:])))
 	rest := h[17:]
 	if rl < 0 || rl > int64(len(rest)) {
-		return malformed("remark length " + strconv.FormatInt(rl, 10) + " out of bounds")
+		return nil, malformed("remark length " + strconv.FormatInt(rl, 10) + " out of bounds")
 	}
 	remark := rest[:rl]
 	rest = rest[rl:]
 	if len(rest) < 4 {
-		return malformed("binary header truncated before extFields length")
+		return nil, malformed("binary header truncated before extFields length")
 	}
 	el := int64(int32(binary.BigEndian.Uint32(rest)))
 	rest = rest[4:]
 	if el < 0 || el > int64(len(rest)) {
-		return malformed("extFields length " + strconv.FormatInt(el, 10) + " out of bounds")
+		return nil, malformed("extFields length " + strconv.FormatInt(el, 10) + " out of bounds")
 	}
 	m := rest[:el]
 
@@ -92,15 +101,15 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 	n := 0
 	for p := m; len(p) > 0; {
 		if len(p) < 2 {
-			return malformed("extFields entry truncated")
+			return nil, malformed("extFields entry truncated")
 		}
 		kl := int(int16(binary.BigEndian.Uint16(p)))
 		if kl < 0 || kl+6 > len(p) {
-			return malformed("extFields key length " + strconv.Itoa(kl) + " out of bounds")
+			return nil, malformed("extFields key length " + strconv.Itoa(kl) + " out of bounds")
 		}
 		vl := int64(int32(binary.BigEndian.Uint32(p[2+kl:])))
 		if vl < 0 || vl > int64(len(p)-6-kl) {
-			return malformed("extFields value length " + strconv.FormatInt(vl, 10) + " out of bounds")
+			return nil, malformed("extFields value length " + strconv.FormatInt(vl, 10) + " out of bounds")
 		}
 		if kl > 0 && vl > 0 {
 			n++
@@ -108,7 +117,10 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 		p = p[6+kl+int(vl):]
 	}
 
-	// One string holds the remark and the map; substrings share it.
+	// One allocation for the command and its fields, one string for the
+	// remark and the map; the field strings are substrings of it.
+	out := newCommand(n)
+	c.Ext = out.Ext
 	var s string
 	if len(remark) > 0 || n > 0 {
 		s = string(h[17 : 21+rl+el])
@@ -119,7 +131,6 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 	// A map whose entries were all dropped decodes as no map, which is
 	// also what encoding it again would give.
 	if n > 0 {
-		c.Ext = make(ExtFields, 0, n)
 		// Offsets into s are offsets into m shifted by base.
 		base := int(rl) + 4
 		for p := 0; p < len(m); {
@@ -133,5 +144,6 @@ func decodeBinaryHeader(h []byte, c *Command) error {
 			p += 6 + kl + vl
 		}
 	}
-	return nil
+	*out = c
+	return out, nil
 }

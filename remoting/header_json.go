@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // JSON header (serializeType 0, PROTOCOL.md §1.3).
@@ -195,11 +194,10 @@ const maxJSONDepth = 64
 // jsonReader is a sticky-error scanner over one header. Strings without
 // escapes are substrings of s, so the whole header costs one allocation.
 type jsonReader struct {
-	b       []byte // the header, read-only; s is its copy with the same offsets
-	s       string
-	i       int
-	err     error
-	scratch []byte // unescaped strings, see strSlow
+	b   []byte // the header, read-only; s is its copy with the same offsets
+	s   string
+	i   int
+	err error
 }
 
 func (r *jsonReader) fail(msg string) {
@@ -292,28 +290,18 @@ func indexQuoteOrBackslash(b []byte, from int) int {
 	return -1
 }
 
-// strSlow unescapes a string whose first backslash is at r.i. The text is
-// appended to r.scratch, one buffer per header sized so that it never has
-// to grow (unescaping only shrinks text), and returned as a string viewing
-// it. That is safe because bytes of scratch below len(scratch) are never
-// written again; were it ever to grow, strings made earlier would keep the
-// old, equally frozen array.
+// strSlow unescapes a string whose first backslash is at r.i, building it
+// in a stack buffer when it fits so that the only allocation is the final
+// string of the exact length.
 func (r *jsonReader) strSlow(start int) string {
-	if r.scratch == nil {
-		r.scratch = make([]byte, 0, len(r.s)-start)
-	}
-	from := len(r.scratch)
-	buf := append(r.scratch, r.s[start:r.i]...)
+	var stack [256]byte
+	buf := append(stack[:0], r.s[start:r.i]...)
 	for r.i < len(r.s) {
 		c := r.s[r.i]
 		switch c {
 		case '"':
 			r.i++
-			r.scratch = buf
-			if len(buf) == from {
-				return ""
-			}
-			return unsafe.String(&buf[from], len(buf)-from)
+			return string(buf)
 		case '\\':
 			if r.i+1 >= len(r.s) {
 				r.fail("truncated escape")
@@ -345,6 +333,10 @@ func (r *jsonReader) strSlow(start int) string {
 				if !ok {
 					return ""
 				}
+				if v < 0x80 {
+					buf = append(buf, byte(v))
+					continue
+				}
 				if utf16.IsSurrogate(v) {
 					// Pair it with a following \uDC00..\uDFFF if there is one.
 					if v < 0xdc00 && r.i+1 < len(r.s) && r.s[r.i] == '\\' && r.s[r.i+1] == 'u' {
@@ -369,9 +361,9 @@ func (r *jsonReader) strSlow(start int) string {
 			}
 		default:
 			// Copy the run up to the next quote or backslash at once.
-			j := r.i + 1
-			for j < len(r.s) && r.s[j] != '"' && r.s[j] != '\\' {
-				j++
+			j := indexQuoteOrBackslash(r.b, r.i+1)
+			if j < 0 {
+				j = len(r.s)
 			}
 			buf = append(buf, r.s[r.i:j]...)
 			r.i = j
@@ -547,27 +539,27 @@ func (r *jsonReader) skip(depth int) {
 	}
 }
 
-// extFields reads the extFields object (or null) in member order. Members
-// with a null value are dropped, like keys whose value is absent.
-func (r *jsonReader) extFields() ExtFields {
+// extFields reads the extFields object (or null) in member order,
+// appending to fs[:0] (the caller's stack buffer while it fits); present is
+// false for null. Members with a null value are dropped, like keys whose
+// value is absent.
+func (r *jsonReader) extFields(fs []Field) (_ []Field, present bool) {
+	fs = fs[:0]
 	switch r.peek() {
 	case 'n':
 		if !r.literal("null") {
 			r.fail("bad literal")
 		}
-		return nil
+		return fs, false
 	case '{':
 	default:
 		r.fail("extFields is not an object")
-		return nil
+		return fs, false
 	}
 	r.i++
-	// Collect on the stack, then allocate the exact size once.
-	var tmp [24]Field
-	fs := tmp[:0]
 	if r.peek() == '}' {
 		r.i++
-		return ExtFields{}
+		return fs, true
 	}
 	for r.err == nil {
 		k := r.str()
@@ -583,19 +575,17 @@ func (r *jsonReader) extFields() ExtFields {
 		r.expect('}')
 		break
 	}
-	if r.err != nil {
-		return nil
-	}
-	out := make(ExtFields, len(fs))
-	copy(out, fs)
-	return out
+	return fs, true
 }
 
-// decodeJSONHeader fills c from a JSON header. Keys may come in any order;
-// unknown keys are skipped; missing keys keep zero values; a language name
-// Java does not know becomes LanguageOther.
-func decodeJSONHeader(h []byte, c *Command) error {
+// decodeJSON decodes a JSON header into a new Command. Keys may come in any
+// order; unknown keys are skipped; missing keys keep zero values; a
+// language name Java does not know becomes LanguageOther.
+func decodeJSON(h []byte) (*Command, error) {
 	r := jsonReader{b: h, s: string(h)}
+	var c Command
+	var tmp [16]Field
+	fields, hasExt := tmp[:0], false
 	r.expect('{')
 	if r.peek() == '}' {
 		r.i++
@@ -620,7 +610,7 @@ func decodeJSONHeader(h []byte, c *Command) error {
 			case "remark":
 				c.Remark, _ = r.scalar()
 			case "extFields":
-				c.Ext = r.extFields()
+				fields, hasExt = r.extFields(fields)
 			default:
 				r.skip(0)
 			}
@@ -635,7 +625,28 @@ func decodeJSONHeader(h []byte, c *Command) error {
 	if r.err == nil && r.peek() != 0 {
 		r.fail("trailing data")
 	}
-	return r.err
+	if r.err != nil {
+		return nil, r.err
+	}
+	out := newCommand(len(fields))
+	ext := out.Ext
+	*out = c
+	if hasExt {
+		out.Ext = append(ext, fields...)
+		if out.Ext == nil {
+			out.Ext = ExtFields{}
+		}
+	}
+	return out, nil
+}
+
+// decodeJSONHeader fills c from a JSON header (see decodeJSON).
+func decodeJSONHeader(h []byte, c *Command) error {
+	d, err := decodeJSON(h)
+	if err == nil {
+		*c = *d
+	}
+	return err
 }
 
 func (r *jsonReader) language() LanguageCode {
