@@ -1,0 +1,438 @@
+// Package e2e runs the producer against an in-process cluster (rmqtest) or,
+// with ROCKETMQ_NAMESRV=host:port, an external one. It is a package of its
+// own so that the producer's unit tests never depend on the servers.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
+	"github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
+)
+
+// EnvNameServer points the end-to-end tests at an external cluster
+// instead of rmqtest; tests that need fault controls then skip.
+const envExternal = "ROCKETMQ_NAMESRV"
+
+type e2e struct {
+	ns      string
+	cluster *rmqtest.Cluster // nil for an external cluster
+	reader  *mqclient.Client
+}
+
+func startE2E(t *testing.T, brokers int) *e2e {
+	t.Helper()
+	e := &e2e{ns: os.Getenv(envExternal)}
+	if e.ns == "" {
+		e.cluster = rmqtest.StartCluster(t, rmqtest.WithBrokers(brokers))
+		e.ns = e.cluster.NameServerAddr()
+	}
+	cfg := mqclient.DefaultConfig()
+	cfg.NameServers = []string{e.ns}
+	r, err := mqclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close(context.Background()) })
+	e.reader = r
+	return e
+}
+
+func (e *e2e) needFaults(t *testing.T) {
+	if e.cluster == nil {
+		t.Skip("fault controls need the in-process cluster (" + envExternal + " is set)")
+	}
+}
+
+func (e *e2e) newProducer(t *testing.T, opts ...producer.Option) *producer.Producer {
+	t.Helper()
+	p, err := producer.New(append([]producer.Option{producer.WithGroup("e2e_" + strings.ReplaceAll(t.Name(), "/", "_")), producer.WithNameServers(e.ns)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
+}
+
+func uniqueTopic(t *testing.T) string {
+	return fmt.Sprintf("E2E_%d", time.Now().UnixNano())
+}
+
+// pullAll reads every message of topic stored so far (a stand-in for a
+// consumer, which lives in another package).
+func (e *e2e) pullAll(t *testing.T, topic string) []*rocketmq.MessageExt {
+	t.Helper()
+	ctx := context.Background()
+	if err := e.reader.UpdateRoute(ctx, topic); err != nil {
+		t.Fatalf("route of %s: %v", topic, err)
+	}
+	queues, err := e.reader.SubscribeQueues(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*rocketmq.MessageExt
+	for _, q := range queues {
+		addr, ok := e.reader.BrokerAddr(q.BrokerName)
+		if !ok {
+			t.Fatalf("no address for %s", q.BrokerName)
+		}
+		for off := int64(0); ; {
+			sub := "*"
+			h := remoting.PullMessageRequestHeader{ConsumerGroup: "e2e_reader", Topic: topic, QueueID: int32(q.QueueID),
+				QueueOffset: off, MaxMsgNums: 32, SysFlag: remoting.PullFlagSubscription, Subscription: &sub,
+				SubVersion: time.Now().UnixMilli(), ExpressionType: remoting.Ptr(remoting.ExpressionTypeTag)}
+			resp, err := e.reader.Invoke(ctx, addr, remoting.NewRequest(remoting.PullMessage, h.AppendExt(nil), nil), 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Code != remoting.Success {
+				if resp.Code != remoting.PullNotFound && resp.Code != remoting.PullOffsetMoved {
+					t.Logf("pull %v at %d: %d %s", q, off, resp.Code, resp.Remark)
+				}
+				break
+			}
+			var rh remoting.PullMessageResponseHeader
+			_ = rh.FromExt(resp.Ext)
+			msgs, err := rocketmq.DecodeRecords(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range msgs {
+				m.BrokerName = q.BrokerName
+			}
+			out = append(out, msgs...)
+			if rh.NextBeginOffset <= off {
+				break
+			}
+			off = rh.NextBeginOffset
+		}
+	}
+	return out
+}
+
+func byID(msgs []*rocketmq.MessageExt) map[string]*rocketmq.MessageExt {
+	m := make(map[string]*rocketmq.MessageExt, len(msgs))
+	for _, x := range msgs {
+		m[x.MsgID] = x
+	}
+	return m
+}
+
+func TestE2ESendKinds(t *testing.T) {
+	for _, brokers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d brokers", brokers), func(t *testing.T) {
+			e := startE2E(t, brokers)
+			p := e.newProducer(t)
+			ctx := context.Background()
+			topic := uniqueTopic(t)
+			want := map[string][]byte{}  // msg id → body
+			tags := map[string]string{}  // msg id → tag
+			oneways := map[string]bool{} // bodies sent oneway
+
+			m, _ := producer.NewMessage(topic, []byte("sync"), producer.Tag("TagS"), producer.Keys("k1"), producer.Property("user", "v"))
+			res, err := p.Send(ctx, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[res.MsgID], tags[res.MsgID] = []byte("sync"), "TagS"
+
+			big := bytes.Repeat([]byte("compressible "), 1000)
+			if res, err = p.Send(ctx, rocketmq.NewMessage(topic, big)); err != nil {
+				t.Fatal(err)
+			}
+			want[res.MsgID] = big
+
+			batch := []*rocketmq.Message{rocketmq.NewMessage(topic, []byte("b0")), rocketmq.NewMessage(topic, []byte("b1")), rocketmq.NewMessage(topic, []byte("b2"))}
+			if res, err = p.Send(ctx, batch...); err != nil {
+				t.Fatal(err)
+			}
+			ids := strings.Split(res.MsgID, ",")
+			if len(ids) != 3 {
+				t.Fatalf("batch ids %q", res.MsgID)
+			}
+			for i, id := range ids {
+				want[id] = batch[i].Body
+			}
+
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			for i := 0; i < 20; i++ {
+				body := []byte(fmt.Sprintf("async-%d", i))
+				wg.Add(1)
+				if err := p.SendAsync(ctx, func(r *rocketmq.SendResult, err error) {
+					defer wg.Done()
+					if err != nil {
+						t.Errorf("async: %v", err)
+						return
+					}
+					mu.Lock()
+					want[r.MsgID] = body
+					mu.Unlock()
+				}, rocketmq.NewMessage(topic, body)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wg.Wait()
+			for i := 0; i < 3; i++ {
+				b := fmt.Sprintf("oneway-%d", i)
+				oneways[b] = true
+				if err := p.SendOneway(ctx, rocketmq.NewMessage(topic, []byte(b))); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			var got []*rocketmq.MessageExt
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				got = e.pullAll(t, topic)
+				if len(got) >= len(want)+len(oneways) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			ids2 := byID(got)
+			for id, body := range want {
+				m := ids2[id]
+				if m == nil {
+					t.Fatalf("message %s (%q) not stored", id, body[:min(len(body), 16)])
+				}
+				if !bytes.Equal(m.Body, body) {
+					t.Fatalf("message %s body %q, want %q", id, m.Body[:min(len(m.Body), 16)], body[:min(len(body), 16)])
+				}
+				if tg := tags[id]; tg != "" && (m.Tag() != tg || m.Property("KEYS") != "k1" || m.Property("user") != "v") {
+					t.Fatalf("message %s properties %v", id, m.Properties)
+				}
+			}
+			n := 0
+			for _, m := range got {
+				if oneways[string(m.Body)] {
+					n++
+				}
+			}
+			if n != len(oneways) {
+				t.Fatalf("%d of %d oneway messages stored", n, len(oneways))
+			}
+			if brokers == 2 {
+				seen := map[string]bool{}
+				for _, m := range got {
+					seen[m.BrokerName] = true
+				}
+				if len(seen) != 2 {
+					t.Fatalf("messages only on %v", seen)
+				}
+			}
+		})
+	}
+}
+
+func TestE2EFailover(t *testing.T) {
+	e := startE2E(t, 2)
+	e.needFaults(t)
+	ctx := context.Background()
+
+	t.Run("busy broker", func(t *testing.T) {
+		p := e.newProducer(t)
+		topic := uniqueTopic(t)
+		warmBoth(t, p, topic)
+		if err := e.cluster.Intercept("broker-a", remoting.SendMessageV2, rmqtest.Fault{Respond: true, Code: remoting.SystemBusy, Remark: "[REJECTREQUEST]system busy"}); err != nil {
+			t.Fatal(err)
+		}
+		defer e.cluster.ClearIntercept("broker-a", remoting.SendMessageV2)
+		for i := 0; i < 10; i++ {
+			res, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("x")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Queue.BrokerName != "broker-b" {
+				t.Fatalf("stored on %s", res.Queue.BrokerName)
+			}
+		}
+	})
+
+	t.Run("timeout avoided", func(t *testing.T) {
+		p := e.newProducer(t, producer.WithSendTimeout(500*time.Millisecond))
+		topic := uniqueTopic(t)
+		warmBoth(t, p, topic)
+		if err := e.cluster.Intercept("broker-a", remoting.SendMessageV2, rmqtest.Fault{Drop: true}); err != nil {
+			t.Fatal(err)
+		}
+		defer e.cluster.ClearIntercept("broker-a", remoting.SendMessageV2)
+		// Until a send hits broker-a: it times out (the budget is gone).
+		timedOut := false
+		for i := 0; i < 20 && !timedOut; i++ {
+			_, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("x")))
+			timedOut = err != nil
+		}
+		if !timedOut {
+			t.Fatal("no send reached the dropping broker")
+		}
+		// Now broker-a is avoided for the fault window.
+		for i := 0; i < 10; i++ {
+			start := time.Now()
+			res, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("y")))
+			if err != nil || res.Queue.BrokerName != "broker-b" || time.Since(start) > 400*time.Millisecond {
+				t.Fatalf("send %d: %+v %v after %v", i, res, err, time.Since(start))
+			}
+		}
+	})
+
+	t.Run("broker down", func(t *testing.T) {
+		p := e.newProducer(t)
+		topic := uniqueTopic(t)
+		warmBoth(t, p, topic)
+		if err := e.cluster.CrashBroker("broker-a"); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := e.cluster.StartBroker("broker-a"); err != nil {
+				t.Error(err)
+			}
+		}()
+		for i := 0; i < 10; i++ {
+			if _, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("z"))); err != nil {
+				t.Fatalf("send %d with broker-a down: %v", i, err)
+			}
+		}
+	})
+}
+
+// warmBoth creates topic on both brokers (auto-creation happens only on
+// the broker that receives the first message).
+func warmBoth(t *testing.T, p *producer.Producer, topic string) {
+	t.Helper()
+	for _, b := range []string{"broker-a", "broker-b"} {
+		q := rocketmq.MessageQueue{Topic: topic, BrokerName: b, QueueID: 0}
+		if _, err := p.With(producer.ToQueue(q)).Send(context.Background(), rocketmq.NewMessage(topic, []byte("warm"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// waitFor pulls topic until a message with id arrives or d passes.
+func (e *e2e) waitFor(t *testing.T, topic, id string, d time.Duration) (*rocketmq.MessageExt, time.Time) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if m := byID(e.pullAll(t, topic))[id]; m != nil {
+			return m, time.Now()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, time.Time{}
+}
+
+func TestE2EDelayLevel(t *testing.T) {
+	e := startE2E(t, 1)
+	p := e.newProducer(t)
+	topic := uniqueTopic(t)
+	ctx := context.Background()
+	if _, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("create"))); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := producer.NewMessage(topic, []byte("delayed"), producer.DelayLevel(2))
+	sent := time.Now()
+	res, err := p.Send(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, at := e.waitFor(t, topic, res.MsgID, 12*time.Second)
+	if got == nil {
+		t.Skip("the broker does not deliver delayed messages yet (level 2 not delivered within 12 s)")
+	}
+	if d := at.Sub(sent); d < 4900*time.Millisecond {
+		t.Fatalf("level 2 delivered after %v, want >= 5 s", d)
+	}
+	if string(got.Body) != "delayed" {
+		t.Fatalf("body %q", got.Body)
+	}
+}
+
+func TestE2ETimer(t *testing.T) {
+	e := startE2E(t, 1)
+	p := e.newProducer(t)
+	topic := uniqueTopic(t)
+	ctx := context.Background()
+	if _, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("create"))); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	m, _ := producer.NewMessage(topic, []byte("timer"), producer.DeliverAt(sent.Add(3*time.Second)))
+	res, err := p.Send(ctx, m)
+	if errors.Is(err, producer.ErrTimerNotSupported) || errors.Is(err, remoting.ErrSystemError) {
+		t.Skipf("the broker does not support timer messages: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, at := e.waitFor(t, topic, res.MsgID, 10*time.Second)
+	if got == nil {
+		t.Fatal("timer message not delivered within 10 s")
+	}
+	// Brokers align to their precision (1 s) and may fire one step early.
+	if d := at.Sub(sent); d < 2*time.Second {
+		t.Fatalf("timer at +3 s delivered after %v", d)
+	}
+}
+
+func TestE2ERequestReply(t *testing.T) {
+	e := startE2E(t, 1)
+	requester := e.newProducer(t)
+	responder := e.newProducer(t, producer.WithGroup("e2e_responder"))
+	topic := uniqueTopic(t)
+	ctx := context.Background()
+	if _, err := responder.Send(ctx, rocketmq.NewMessage(topic, []byte("create"))); err != nil {
+		t.Fatal(err)
+	}
+	body := []byte{0, 1, 2, 0xfe, 'q'}
+	type out struct {
+		m   *rocketmq.MessageExt
+		err error
+	}
+	done := make(chan out, 1)
+	if err := requester.RequestAsync(ctx, rocketmq.NewMessage(topic, body), func(m *rocketmq.MessageExt, err error) { done <- out{m, err} }); err != nil {
+		t.Fatal(err)
+	}
+	// Play the consumer: find the request, answer it.
+	var req *rocketmq.MessageExt
+	deadline := time.Now().Add(3 * time.Second)
+	for req == nil && time.Now().Before(deadline) {
+		for _, m := range e.pullAll(t, topic) {
+			if m.Property(rocketmq.PropertyCorrelationID) != "" {
+				req = m
+			}
+		}
+	}
+	if req == nil {
+		t.Fatal("request not stored")
+	}
+	reply, err := producer.NewReply(req, append([]byte("re:"), req.Body...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := responder.Send(ctx, reply); err != nil {
+		if errors.Is(err, remoting.ErrRequestCodeNotSupported) || errors.Is(err, remoting.ErrTopicNotExist) {
+			t.Skipf("the broker does not support request-reply yet: %v", err)
+		}
+		t.Fatal(err)
+	}
+	o := <-done
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if !bytes.Equal(o.m.Body, append([]byte("re:"), body...)) {
+		t.Fatalf("reply body %q", o.m.Body)
+	}
+}
