@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -60,12 +59,7 @@ const warmupTimeout = 30 * time.Second
 func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	namesrv := cfg.namesrv
 	if namesrv == "" {
-		dir, err := os.MkdirTemp("", "rmqbench-")
-		if err != nil {
-			return result{}, err
-		}
-		defer os.RemoveAll(dir)
-		addr, stop, err := startInProcess(ctx, clusterOptions{syncFlush: cfg.flush, dir: dir})
+		addr, stop, err := startInProcess(ctx, clusterOptions{syncFlush: cfg.flush})
 		if err != nil {
 			return result{}, err
 		}

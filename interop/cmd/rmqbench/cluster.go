@@ -2,22 +2,26 @@ package main
 
 import (
 	"context"
-	"errors"
-)
 
-// errInProcessUnavailable is returned until the in-repo broker and its
-// rmqtest harness exist; pass -namesrv to measure an external cluster.
-var errInProcessUnavailable = errors.New("in-process broker not available yet: pass -namesrv host:port")
+	"github.com/go-rocketmq/rocketmq/rmqtest"
+)
 
 // clusterOptions are the settings rmqbench gives an in-process cluster.
 type clusterOptions struct {
-	syncFlush bool   // -flush
-	dir       string // store directory, removed by stop
+	syncFlush bool // -flush
 }
 
-// startInProcess starts a NameServer and one broker in this process and
-// returns the NameServer address and a function that stops both. It is the
-// one place to wire in the in-repo cluster (rmqtest) once it exists.
+// startInProcess starts a NameServer and one broker (rmqtest, storing in a
+// temporary directory it removes again) in this process and returns the
+// NameServer address and a function that stops both.
 func startInProcess(ctx context.Context, o clusterOptions) (namesrv string, stop func() error, err error) {
-	return "", nil, errInProcessUnavailable
+	var opts []rmqtest.Option
+	if o.syncFlush {
+		opts = append(opts, rmqtest.WithSyncFlush())
+	}
+	c, err := rmqtest.NewCluster(opts...)
+	if err != nil {
+		return "", nil, err
+	}
+	return c.NameServerAddr(), func() error { return c.Close(context.Background()) }, nil
 }
