@@ -584,7 +584,7 @@ func TestClientsUnregisterBadHeader(t *testing.T) {
 
 func TestClientsChannelExpiry(t *testing.T) {
 	b := clientsTestBroker(t, func(c *Config) {
-		c.ChannelExpiry = 400 * time.Millisecond
+		c.ChannelExpiry = time.Second
 		c.ClientScanInterval = 50 * time.Millisecond
 	})
 	const group = "expGroup"
