@@ -40,8 +40,11 @@ type ACLCredentials struct {
 // signed, which is what 4.x and 5.0 brokers (and 5.1+ brokers for clients
 // claiming version <= 399) verify: a Java client's QUERY_MESSAGE by unique
 // key fails there, ours passes. Callers may add that field before or after
-// signing; the result is the same. Sign after the typed header has been put
-// into cmd.Ext and after any later change to it.
+// signing; the result is the same. A 5.1+ broker signs the field for
+// clients claiming a version above 399 (DefaultVersion is 409), so a
+// by-key QUERY_MESSAGE to such a broker with ACL on fails either way.
+// Sign after the typed header has been put into cmd.Ext and after any later
+// change to it.
 func SignACL(cmd *Command, cred ACLCredentials) {
 	if cmd.Ext == nil {
 		cmd.Ext = make(ExtFields, 0, 3)

@@ -10,19 +10,31 @@
 // (PROTOCOL.md §1.1). [Command.AppendFrame] appends one to a buffer;
 // [DecodeFrame] decodes one from the front of a buffer, returning
 // [ErrIncomplete] until the whole frame is there, and checks the length
-// prefix against the maximum before allocating. A decoded [Command] owns
-// its memory: strings are cut from one copy of the header and the body is
-// copied once, so the input buffer can be reused at once.
+// prefix against the maximum before allocating; [FrameSize] gives the size
+// of the next frame as soon as its prefix has arrived. Bad or oversized
+// frames are a [*FrameError] (errors.Is with [ErrMalformedFrame] or
+// [ErrFrameTooLarge]); the connection cannot be resynchronised after one.
+//
+// A decoded [Command] owns its memory, so the input buffer can be reused at
+// once: the command and its fields are one allocation, all strings are cut
+// from one copy of the header, and the body is copied once into its own
+// allocation (keeping a header string never pins a large body).
+// [Command.AppendFrameHeader] writes everything but the body, for writev.
 //
 // # Headers
 //
 // JSON headers (serializeType 0) are written the way fastjson writes them
 // for Java: top-level keys alphabetical, null remark and extFields left out,
 // language by name, the same string escapes. extFields are written in slice
-// order; Java writes them in HashMap order, which carries no meaning, so
-// only frames with at most one extField (or whose order happens to match)
-// are byte-identical to Java's. The reader accepts keys in any order,
-// unknown keys, quoted numbers and non-string extField values.
+// order; Java writes them in HashMap order, which carries no meaning, so a
+// command built by hand matches Java's bytes only with at most one extField
+// or when its order happens to be Java's (a decoded command keeps the wire
+// order and re-encodes byte for byte). Two differences remain: an empty
+// Remark is left out (Java writes "remark":"" for an empty non-null one),
+// and an unknown language code is written as a number. The reader accepts
+// keys in any order, whitespace, unknown keys, quoted numbers, null, and
+// number or boolean extField values; an unknown language name decodes as
+// LanguageOther.
 //
 // ROCKETMQ binary headers (serializeType 1) follow Java's layout. The code
 // and version are int16 on the wire: Java truncates codes above 32767 and so
