@@ -41,11 +41,21 @@ type ACLCredentials struct {
 // claiming version <= 399) verify: a Java client's QUERY_MESSAGE by unique
 // key fails there, ours passes. Callers may add that field before or after
 // signing; the result is the same. A 5.1+ broker signs the field for
-// clients claiming a version above 399 (DefaultVersion is 409), so a
-// by-key QUERY_MESSAGE to such a broker with ACL on fails either way.
-// Sign after the typed header has been put into cmd.Ext and after any later
-// change to it.
+// clients claiming a version above 399 (DefaultVersion is 409): use
+// SignACLAllFields for those. Sign after the typed header has been put into
+// cmd.Ext and after any later change to it.
 func SignACL(cmd *Command, cred ACLCredentials) {
+	signACL(cmd, cred, true)
+}
+
+// SignACLAllFields signs like the 4.9.4+ Java client: _UNIQUE_KEY_QUERY,
+// when present, is signed too. That is what a 5.1+ broker checks from a
+// client whose version is above 399; 4.x brokers reject it.
+func SignACLAllFields(cmd *Command, cred ACLCredentials) {
+	signACL(cmd, cred, false)
+}
+
+func signACL(cmd *Command, cred ACLCredentials, skipUnique bool) {
 	if cmd.Ext == nil {
 		cmd.Ext = make(ExtFields, 0, 3)
 	}
@@ -53,7 +63,7 @@ func SignACL(cmd *Command, cred ACLCredentials) {
 	if cred.SecurityToken != "" {
 		cmd.Ext.Set(ACLSecurityToken, cred.SecurityToken)
 	}
-	cmd.Ext.Set(ACLSignature, ACLSignatureOf(cmd.Ext, cmd.Body, cred.SecretKey))
+	cmd.Ext.Set(ACLSignature, aclSign(aclContent(cmd.Ext, cmd.Body, skipUnique), cred.SecretKey))
 }
 
 // VerifyACL checks a request's signature like a 4.9.8 broker

@@ -107,6 +107,12 @@ func TestJavaACLVectors(t *testing.T) {
 			if got := cmd.Ext.Map(); !unique && !reflect.DeepEqual(got, tc.ExtFieldsAfterHook) {
 				t.Errorf("ext after SignACL %q, want %q", got, tc.ExtFieldsAfterHook)
 			}
+			// SignACLAllFields is the Java client exactly.
+			all := &Command{Code: tc.Code, Ext: ext.Clone(), Body: body}
+			SignACLAllFields(all, cred)
+			if got := all.Ext.Map(); !reflect.DeepEqual(got, tc.ExtFieldsAfterHook) {
+				t.Errorf("ext after SignACLAllFields %q, want %q", got, tc.ExtFieldsAfterHook)
+			}
 			lookup := func(ak string) (string, bool) { return cred.SecretKey, ak == cred.AccessKey }
 			if err := VerifyACL(cmd, lookup); err != nil {
 				t.Errorf("VerifyACL of our signed command: %v", err)
