@@ -62,6 +62,7 @@
 //
 // [SignACL] signs a request like Java's AclClientRPCHook, except that the
 // field _UNIQUE_KEY_QUERY is never part of the signed content, which is what
-// every 4.x broker checks (PROTOCOL.md §8.13). [VerifyACL] is the broker
-// side.
+// every 4.x broker checks (PROTOCOL.md §8.13); [SignACLAllFields] signs it
+// too, as a 5.1+ broker expects from clients above version 399. [VerifyACL]
+// is the broker side, built like 4.9.8's PlainAccessValidator.
 package remoting
