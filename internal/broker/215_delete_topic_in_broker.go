@@ -8,8 +8,8 @@ import (
 )
 
 // handleDeleteTopicInBroker serves DELETE_TOPIC_IN_BROKER (215): drop the
-// config (persisted, re-registered), the consume queues and, when the
-// offset manager offers it, the topic's committed offsets. Like 4.9.8 it
+// config (persisted, re-registered), the consume queues and the topic's
+// committed offsets (as 5.x does; 4.9.8 keeps them). Like 4.9.8 it
 // answers SUCCESS for an unknown topic too.
 func (b *Broker) handleDeleteTopicInBroker(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
 	var h remoting.DeleteTopicRequestHeader
@@ -20,9 +20,7 @@ func (b *Broker) handleDeleteTopicInBroker(_ context.Context, c *server.Conn, re
 	if err := b.store.DeleteTopic(h.Topic); err != nil {
 		b.log.Warn("delete topic from store", "topic", h.Topic, "err", err)
 	}
-	if o, ok := any(b.offsets).(interface{ removeTopic(topic string) }); ok {
-		o.removeTopic(h.Topic)
-	}
+	b.offsets.removeTopic(h.Topic)
 	b.log.Info("topic deleted by admin", "topic", h.Topic, "existed", existed, "client", c.String())
 	return remoting.NewResponse(remoting.Success, "")
 }

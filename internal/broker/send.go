@@ -144,7 +144,7 @@ func pickQueue(id int32, tc *remoting.TopicConfig) (int32, bool) {
 // the group's DLQ, queue 0, without delay. 4.9.8 compares with >=, as here.
 func (b *Broker) sendRetry(req *remoting.Command, h *remoting.SendMessageRequestHeader, topic *string, queueID *int32, tc *remoting.TopicConfig) (dlq bool, resp *remoting.Command) {
 	group := (*topic)[len(rocketmq.RetryGroupTopicPrefix):]
-	gc, ok := b.retryGroup(group)
+	gc, ok := b.groups.findOrCreate(group)
 	if !ok {
 		return false, b.sendResponse(remoting.SubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
 	}
@@ -163,22 +163,6 @@ func (b *Broker) sendRetry(req *remoting.Command, h *remoting.SendMessageRequest
 	*queueID = 0
 	*tc = b.topics.ensure(*topic, 1, rocketmq.PermRead|rocketmq.PermWrite)
 	return true, nil
-}
-
-// retryGroup finds or auto-creates a consumer group's subscription config.
-// It goes through an interface so that this file builds before and after
-// the group manager grows findOrCreate; without it every group is
-// accepted with Java's defaults.
-func (b *Broker) retryGroup(group string) (remoting.SubscriptionGroupConfig, bool) {
-	if f, ok := any(b.groups).(interface {
-		findOrCreate(string) (remoting.SubscriptionGroupConfig, bool)
-	}); ok {
-		return f.findOrCreate(group)
-	}
-	if b.cfg.DisableAutoCreateGroup {
-		return remoting.SubscriptionGroupConfig{}, false
-	}
-	return remoting.NewSubscriptionGroupConfig(group), true
 }
 
 // propsBuf holds scratch space for building a stored properties string.
