@@ -45,9 +45,13 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 		return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err))
 	}
 	if b.cfg.BrokerPermission&rocketmq.PermRead == 0 {
-		return remoting.NewResponse(remoting.NoPermission, "the broker["+b.brokerIP()+"] pulling message is forbidden")
+		// Start sets the address under mu after the listener is up.
+		b.mu.Lock()
+		ip := b.brokerIP()
+		b.mu.Unlock()
+		return remoting.NewResponse(remoting.NoPermission, "the broker["+ip+"] pulling message is forbidden")
 	}
-	gc, ok := b.groupConfig(h.ConsumerGroup)
+	gc, ok := b.groups.findOrCreate(h.ConsumerGroup)
 	if !ok {
 		return remoting.NewResponse(remoting.SubscriptionGroupNotExist,
 			"subscription group ["+h.ConsumerGroup+"] does not exist, "+faqSuffix)
@@ -197,12 +201,12 @@ func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.S
 		}
 		return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+typ)
 	}
-	sd, ok, groupKnown := b.subscriptionOf(h.ConsumerGroup, h.Topic)
+	sd, ok, groupKnown := b.clients.subscription(h.ConsumerGroup, h.Topic)
 	if !groupKnown {
 		return tagFilter{}, remoting.NewResponse(remoting.SubscriptionNotExist, "the consumer's group info not exist"+faqSuffix)
 	}
 	if !gc.ConsumeBroadcastEnable {
-		if model, ok := b.messageModelOf(h.ConsumerGroup); ok && model == "BROADCASTING" {
+		if model, ok := b.clients.consumeType(h.ConsumerGroup); ok && model == remoting.MessageModelBroadcasting {
 			return tagFilter{}, remoting.NewResponse(remoting.NoPermission,
 				"the consumer group["+h.ConsumerGroup+"] can not consume by broadcast way")
 		}
@@ -217,39 +221,4 @@ func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.S
 		return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+sd.ExpressionType)
 	}
 	return tagFilter{all: sd.ClassFilterMode || sd.SubString == rocketmq.SubscriptionAll, codes: sd.CodeSet}, nil
-}
-
-// The group and client registries are other files' concern; these reach
-// them through the contract methods (findOrCreate, subscription,
-// consumeType) and fall back to "auto-created group, no consumers" while
-// those are not there.
-
-func (b *Broker) groupConfig(group string) (remoting.SubscriptionGroupConfig, bool) {
-	if g, ok := any(b.groups).(interface {
-		findOrCreate(string) (remoting.SubscriptionGroupConfig, bool)
-	}); ok {
-		return g.findOrCreate(group)
-	}
-	if b.cfg.DisableAutoCreateGroup {
-		return remoting.SubscriptionGroupConfig{}, false
-	}
-	return remoting.NewSubscriptionGroupConfig(group), true
-}
-
-func (b *Broker) subscriptionOf(group, topic string) (sd remoting.SubscriptionData, ok, groupKnown bool) {
-	if c, is := any(b.clients).(interface {
-		subscription(group, topic string) (remoting.SubscriptionData, bool, bool)
-	}); is {
-		return c.subscription(group, topic)
-	}
-	return sd, false, false
-}
-
-func (b *Broker) messageModelOf(group string) (string, bool) {
-	if c, is := any(b.clients).(interface {
-		consumeType(group string) (string, bool)
-	}); is {
-		return c.consumeType(group)
-	}
-	return "", false
 }

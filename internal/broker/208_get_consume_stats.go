@@ -34,7 +34,7 @@ func (b *Broker) handleGetConsumeStats(_ context.Context, _ *server.Conn, req *r
 		if !ok {
 			continue
 		}
-		if _, subscribed, groupKnown := b.subscriptionOf(group, topic); !subscribed && groupKnown {
+		if _, subscribed, groupKnown := b.clients.subscription(group, topic); !subscribed && groupKnown {
 			continue
 		}
 		for i := int32(0); i < tc.ReadQueueNums; i++ {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/atomic"
+
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -36,7 +38,7 @@ type offsetManager struct {
 	gets getRates
 
 	memOnce sync.Once
-	memHot  int64 // bytes behind the commit-log tip still taken as cached
+	memHot  atomic.Int64 // bytes behind the commit-log tip still taken as cached
 }
 
 type offsetKey struct{ topic, group string }
@@ -157,8 +159,8 @@ func (m *offsetManager) firstMessageOnDisk(topic string, queueID int32) bool {
 	if err != nil {
 		return false
 	}
-	m.memOnce.Do(func() { m.memHot = physicalMemory() * 40 / 100 })
-	return m.b.store.CommitLogMaxOffset()-e.PhysicalOffset > m.memHot
+	m.memOnce.Do(func() { m.memHot.Store(physicalMemory() * 40 / 100) })
+	return m.b.store.CommitLogMaxOffset()-e.PhysicalOffset > m.memHot.Load()
 }
 
 // physicalMemory is MemTotal from /proc/meminfo, or 16 GiB where that
