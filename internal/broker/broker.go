@@ -35,6 +35,9 @@ type Broker struct {
 	clients *clientManager
 	pulls   *pullHold
 
+	schedule *scheduleService // SCHEDULE_TOPIC_XXXX deliveries
+	timers   *timerService    // rmq_sys_wheel_timer deliveries
+
 	addr      string         // published ip:port
 	storeHost netip.AddrPort // written into every record
 
@@ -60,7 +63,9 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerName)}
 	b.ids = rocketmq.NewUniqIDGenerator()
-	b.delayLevels = rocketmq.DefaultDelayLevels()
+	if b.delayLevels, err = parseDelayLevels(cfg.DelayLevels); err != nil {
+		return nil, fmt.Errorf("rocketmq: broker: DelayLevels: %w", err)
+	}
 	b.stats = newBrokerStats(time.Now())
 	b.traceOn = "true"
 	if cfg.TraceOff {
@@ -94,6 +99,12 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("rocketmq: broker %s: open store: %w", cfg.BrokerName, err)
 	}
 	b.store = st
+	b.schedule = newScheduleService(b)
+	b.timers = newTimerService(b)
+	if err := b.loadDelayed(); err != nil {
+		st.Close()
+		return nil, err
+	}
 	b.srv = server.New(server.Config{Logger: b.log, MaxHandlers: cfg.MaxHandlers})
 	b.nsCli, err = transport.New(transport.WithLogger(b.log), transport.WithLanguage(remoting.LanguageJava))
 	if err != nil {
@@ -106,6 +117,7 @@ func New(cfg Config) (*Broker, error) {
 	b.registerOffsetHandlers()
 	b.registerClientHandlers()
 	b.registerAdminHandlers()
+	b.registerReplyHandlers()
 	return b, nil
 }
 
@@ -141,6 +153,7 @@ func (b *Broker) Start() error {
 	b.every(b.cfg.ClientScanInterval, func(context.Context) { b.clients.scanExpired() })
 	b.every(time.Second, func(context.Context) { b.stats.sample(time.Now()) })
 	b.loop(b.pulls.run)
+	b.startDelayed()
 	b.registerAll(b.ctx)
 	return nil
 }
@@ -191,7 +204,7 @@ func (b *Broker) shutdown(ctx context.Context, clean bool) error {
 	}
 	b.nsCli.Close()
 	if clean {
-		for _, persist := range []func() error{b.offsets.persist, b.groups.persist, b.topics.persist} {
+		for _, persist := range []func() error{b.offsets.persist, b.groups.persist, b.topics.persist, b.schedule.persist, b.timers.persist} {
 			if err := persist(); err != nil {
 				errs = append(errs, err)
 			}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 )
 
@@ -53,6 +54,23 @@ type Config struct {
 	ChannelExpiry       time.Duration // 120 s without heartbeat
 	ClientScanInterval  time.Duration // 10 s
 	OffsetFlushInterval time.Duration // 5 s
+
+	// DelayLevels is messageDelayLevel: space-separated delays of levels
+	// 1, 2, ... with units s, m, h, d (and ms, an extension for tests).
+	// Default Java's 18 levels "1s 5s ... 2h".
+	DelayLevels string
+	// DelayCheckInterval bounds how long the delay-level service sleeps
+	// between looks at the SCHEDULE_TOPIC_XXXX queues (100 ms).
+	DelayCheckInterval time.Duration
+	// TimerPrecision is timerPrecisionMs of 5.x timer messages (1 s): a
+	// delivery time is aligned down to it and delivered one step later.
+	TimerPrecision time.Duration
+	// TimerMaxDelay is timerMaxDelaySec (3 days): timer messages due
+	// further ahead are MESSAGE_ILLEGAL.
+	TimerMaxDelay time.Duration
+	// DisableTimer turns timerWheelEnable off: timer messages are refused
+	// with SYSTEM_ERROR.
+	DisableTimer bool
 
 	RegionID string // DefaultRegion
 	TraceOff bool   // TRACE_ON=false in send responses
@@ -102,6 +120,21 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.OffsetFlushInterval == 0 {
 		c.OffsetFlushInterval = 5 * time.Second
+	}
+	if c.DelayLevels == "" {
+		c.DelayLevels = rocketmq.DefaultDelayLevelString
+	}
+	if c.DelayCheckInterval <= 0 {
+		c.DelayCheckInterval = 100 * time.Millisecond
+	}
+	if c.TimerPrecision <= 0 {
+		c.TimerPrecision = time.Second
+	}
+	if c.TimerPrecision < time.Millisecond {
+		c.TimerPrecision = time.Millisecond
+	}
+	if c.TimerMaxDelay <= 0 {
+		c.TimerMaxDelay = 3 * 24 * time.Hour
 	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"

@@ -1,0 +1,3 @@
+package broker
+
+func (b *Broker) registerReplyHandlers() {}
