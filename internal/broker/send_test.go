@@ -972,7 +972,15 @@ func TestSendCapturedFrames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		before := e.b.stats.put.Load()
+		req, _, err := remoting.DecodeFrame(data, remoting.DefaultMaxFrameSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h remoting.SendMessageRequestHeaderV2
+		if err := h.FromExt(req.Ext); err != nil {
+			t.Fatal(err)
+		}
+		before := e.b.store.MaxOffset(h.Topic, h.QueueID)
 		if _, err := raw.Write(data); err != nil {
 			t.Fatal(err)
 		}
@@ -980,7 +988,7 @@ func TestSendCapturedFrames(t *testing.T) {
 			t.Errorf("%s: oneway send answered: %+v", f.File, resp)
 		}
 		raw.buf = raw.buf[:0]
-		for deadline := time.Now().Add(5 * time.Second); e.b.stats.put.Load() != before+1; time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(5 * time.Second); e.b.store.MaxOffset(h.Topic, h.QueueID) != before+1; time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatalf("%s: oneway send not stored", f.File)
 			}
