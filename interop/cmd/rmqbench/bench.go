@@ -40,7 +40,8 @@ type driverConfig struct {
 	topic     string
 	size      int
 	runID     string
-	consumers int // consumer goroutines
+	consumers int  // consumer goroutines
+	consume   bool // the run will call Consume
 	verbose   bool
 	log       io.Writer
 }
@@ -76,6 +77,7 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		size:      cfg.size,
 		runID:     strconv.FormatInt(time.Now().UnixNano(), 36),
 		consumers: cfg.callers,
+		consume:   cfg.mode == modeConsume,
 		verbose:   cfg.verbose,
 		log:       log,
 	})

@@ -74,17 +74,17 @@ func TestSplitAddrs(t *testing.T) {
 	}
 }
 
-func TestRunReportsOurClientUnavailable(t *testing.T) {
-	args := []string{"-client", "ours", "-namesrv", "127.0.0.1:1"}
+func TestOurClientCannotConsumeYet(t *testing.T) {
+	args := []string{"-client", "ours", "-mode", "consume", "-namesrv", "127.0.0.1:1"}
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), args, &out, &errOut); code != 1 {
 		t.Fatalf("exit code %d, stderr %q", code, errOut.String())
 	}
-	if out.Len() != 0 || !strings.Contains(errOut.String(), errOursUnavailable.Error()) {
+	if out.Len() != 0 || !strings.Contains(errOut.String(), errOursConsumeUnavailable.Error()) {
 		t.Fatalf("stdout %q stderr %q", out.String(), errOut.String())
 	}
-	if _, err := bench(context.Background(), mustConfig(t, args), io.Discard); !errors.Is(err, errOursUnavailable) {
-		t.Fatalf("bench err = %v, want %v", err, errOursUnavailable)
+	if _, err := bench(context.Background(), mustConfig(t, args), io.Discard); !errors.Is(err, errOursConsumeUnavailable) {
+		t.Fatalf("bench err = %v, want %v", err, errOursConsumeUnavailable)
 	}
 }
 

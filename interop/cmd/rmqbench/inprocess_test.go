@@ -7,32 +7,36 @@ import (
 	"testing"
 )
 
-// TestOfficialClientAgainstInProcessCluster runs rmqbench as a user would,
-// without -namesrv: the official client against our NameServer and broker
-// (rmqtest), every mode. Consume mode must get back exactly what it
-// preloaded plus the warm-up message.
-func TestOfficialClientAgainstInProcessCluster(t *testing.T) {
+// TestInProcessCluster runs rmqbench as a user would, without -namesrv:
+// each client against our NameServer and broker (rmqtest), every mode the
+// client has. Consume mode must get back exactly what it preloaded plus
+// the warm-up message.
+func TestInProcessCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a broker and the official client")
 	}
-	tests := []struct {
-		mode string
-		args []string
-	}{
-		{modeSync, nil},
-		{modeAsync, []string{"-window", "8"}},
-		{modeOneway, nil},
-		{modeBatch, []string{"-batch", "8"}},
-		{modeConsume, []string{"-backlog", "400", "-batch", "16", "-duration", "30s"}},
-		{modeSync + "-flush", []string{"-flush"}},
+	type tc struct {
+		client, mode string
+		args         []string
 	}
+	var tests []tc
+	for _, client := range []string{clientOfficial, clientOurs} {
+		tests = append(tests,
+			tc{client, modeSync, nil},
+			tc{client, modeAsync, []string{"-window", "8"}},
+			tc{client, modeOneway, nil},
+			tc{client, modeBatch, []string{"-batch", "8"}},
+			tc{client, modeSync + "-flush", []string{"-flush"}},
+		)
+	}
+	tests = append(tests, tc{clientOfficial, modeConsume, []string{"-backlog", "400", "-batch", "16", "-duration", "30s"}})
 	for _, tt := range tests {
-		t.Run(tt.mode, func(t *testing.T) {
+		t.Run(tt.client+"/"+tt.mode, func(t *testing.T) {
 			mode := tt.mode
 			if mode == modeSync+"-flush" {
 				mode = modeSync
 			}
-			args := append([]string{"-mode", mode, "-callers", "2", "-size", "256", "-duration", "300ms"}, tt.args...)
+			args := append([]string{"-client", tt.client, "-mode", mode, "-callers", "2", "-size", "256", "-duration", "300ms"}, tt.args...)
 			var out, errOut bytes.Buffer
 			if code := run(context.Background(), args, &out, &errOut); code != 0 {
 				t.Fatalf("exit %d\nstderr: %s", code, errOut.String())
@@ -41,7 +45,7 @@ func TestOfficialClientAgainstInProcessCluster(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 				t.Fatalf("stdout %q: %v", out.String(), err)
 			}
-			if r.Mode != mode || r.Msgs == 0 || r.Errors != 0 || r.MsgsPerS <= 0 {
+			if r.Client != tt.client || r.Mode != mode || r.Msgs == 0 || r.Errors != 0 || r.MsgsPerS <= 0 {
 				t.Fatalf("result %+v\nstderr: %s", r, errOut.String())
 			}
 			if mode == modeConsume && r.Msgs != 401 {

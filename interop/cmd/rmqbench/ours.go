@@ -3,12 +3,103 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/producer"
 )
 
-// errOursUnavailable is returned until our producer and consumer packages
-// exist; the driver then goes here, behind the same interface.
-var errOursUnavailable = errors.New("-client ours: our producer/consumer are not available yet")
+// errOursConsumeUnavailable is returned by -client ours -mode consume
+// until our consumer package exists; Consume below is where it goes.
+var errOursConsumeUnavailable = errors.New("-client ours: consume mode needs our consumer, which is not available yet")
+
+// oursDriver drives this module's producer with its defaults (3 s send
+// timeout, 2 retries, compression over 4 KiB), like the official driver.
+type oursDriver struct {
+	cfg  driverConfig
+	body []byte
+	p    *producer.Producer
+}
 
 func newOursDriver(ctx context.Context, cfg driverConfig) (driver, error) {
-	return nil, errOursUnavailable
+	if cfg.consume {
+		return nil, errOursConsumeUnavailable // fail before the preload
+	}
+	p, err := producer.New(
+		producer.WithGroup("rmqbench_producer"),
+		producer.WithNameServers(cfg.namesrv...),
+		producer.WithInstanceName("rmqbench_p_"+cfg.runID),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("our producer: %w", err)
+	}
+	if err := p.Start(ctx); err != nil {
+		return nil, fmt.Errorf("our producer start: %w", err)
+	}
+	return &oursDriver{cfg: cfg, body: makeBody(cfg.size), p: p}, nil
+}
+
+// message builds a fresh message per send, as the official driver must;
+// our producer would accept one shared message, but applications build
+// one per send.
+func (d *oursDriver) message() (*rocketmq.Message, error) {
+	m := rocketmq.NewMessage(d.cfg.topic, d.body)
+	if err := m.SetUserProperty(runProperty, d.cfg.runID); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (d *oursDriver) SendSync(ctx context.Context, n int) error {
+	msgs := make([]*rocketmq.Message, n)
+	for i := range msgs {
+		m, err := d.message()
+		if err != nil {
+			return err
+		}
+		msgs[i] = m
+	}
+	res, err := d.p.Send(ctx, msgs...)
+	if err != nil {
+		return err
+	}
+	if res.Status != rocketmq.SendOK {
+		return fmt.Errorf("send status %d", res.Status)
+	}
+	return nil
+}
+
+func (d *oursDriver) SendAsync(ctx context.Context, done func(error)) error {
+	m, err := d.message()
+	if err != nil {
+		return err
+	}
+	return d.p.SendAsync(ctx, func(res *rocketmq.SendResult, err error) {
+		if err == nil && res.Status != rocketmq.SendOK {
+			err = fmt.Errorf("send status %d", res.Status)
+		}
+		done(err)
+	}, m)
+}
+
+func (d *oursDriver) SendOneway(ctx context.Context) error {
+	m, err := d.message()
+	if err != nil {
+		return err
+	}
+	return d.p.SendOneway(ctx, m)
+}
+
+func (d *oursDriver) Consume(ctx context.Context, group string, delivered func(int)) (func() error, error) {
+	return nil, errOursConsumeUnavailable
+}
+
+// closeTimeout bounds Shutdown, which drains in-flight sends.
+const closeTimeout = 10 * time.Second
+
+func (d *oursDriver) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	return d.p.Shutdown(ctx)
 }
