@@ -30,49 +30,68 @@ func (b *Broker) registerPullHandlers() {
 	b.handle(remoting.LitePullMessage, b.handlePullMessage)
 }
 
-// handlePullMessage serves a pull on its first arrival; a nil result means
-// the pull is held and pullHold answers it later.
+// handlePullMessage serves a pull on its first arrival. A held pull gets no
+// response now; pullHold answers it later.
 func (b *Broker) handlePullMessage(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	return b.pull(c, req, true)
+	return b.reply(c, req, true)
+}
+
+// reply executes a pull and answers it on c. A body is written from the
+// scratch buffer it was read into, which Reply has copied into the
+// connection's output when it returns, so the buffer goes back to the pool
+// and the body costs no allocation. Without a body the response is
+// returned for the caller to send.
+func (b *Broker) reply(c *server.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+	resp, buf := b.pull(c, req, allowSuspend)
+	if buf == nil {
+		return resp
+	}
+	if err := c.Reply(req, resp); err != nil {
+		b.log.Debug("pull: reply failed", "client", c.String(), "err", err)
+	}
+	b.pulls.putBuf(buf, resp.Body)
+	return nil
 }
 
 // pull executes a pull request. allowSuspend is true on the first arrival
 // and false when a held pull is re-executed: then it is never held again and
-// commits no offset (Java's brokerAllowSuspend).
-func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+// commits no offset (Java's brokerAllowSuspend). A nil response means the
+// pull is held. A non-nil buf is the pooled scratch buffer the response
+// body lies in; the caller returns it with putBuf once the body is sent.
+func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) (resp *remoting.Command, buf *[]byte) {
 	var h remoting.PullMessageRequestHeader
 	if err := h.FromExt(req.Ext); err != nil {
-		return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err))
+		return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err)), nil
 	}
 	if b.cfg.BrokerPermission&rocketmq.PermRead == 0 {
 		// Start sets the address under mu after the listener is up.
 		b.mu.Lock()
 		ip := b.brokerIP()
 		b.mu.Unlock()
-		return remoting.NewResponse(remoting.NoPermission, "the broker["+ip+"] pulling message is forbidden")
+		return remoting.NewResponse(remoting.NoPermission, "the broker["+ip+"] pulling message is forbidden"), nil
 	}
 	gc, ok := b.groups.findOrCreate(h.ConsumerGroup)
 	if !ok {
 		return remoting.NewResponse(remoting.SubscriptionGroupNotExist,
-			"subscription group ["+h.ConsumerGroup+"] does not exist, "+faqSuffix)
+			"subscription group ["+h.ConsumerGroup+"] does not exist, "+faqSuffix), nil
 	}
 	if !gc.ConsumeEnable {
-		return remoting.NewResponse(remoting.NoPermission, "subscription group no permission, "+h.ConsumerGroup)
+		return remoting.NewResponse(remoting.NoPermission, "subscription group no permission, "+h.ConsumerGroup), nil
 	}
 	tc, ok := b.topics.get(h.Topic)
 	if !ok {
-		return remoting.NewResponse(remoting.TopicNotExist, "topic["+h.Topic+"] not exist, apply first please! "+faqSuffix)
+		return remoting.NewResponse(remoting.TopicNotExist, "topic["+h.Topic+"] not exist, apply first please! "+faqSuffix), nil
 	}
 	if tc.Perm&rocketmq.PermRead == 0 {
-		return remoting.NewResponse(remoting.NoPermission, "the topic["+h.Topic+"] pulling message is forbidden")
+		return remoting.NewResponse(remoting.NoPermission, "the topic["+h.Topic+"] pulling message is forbidden"), nil
 	}
 	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
 		return remoting.NewResponse(remoting.SystemError, "queueId["+strconv.Itoa(int(h.QueueID))+"] is illegal, topic:["+
-			h.Topic+"] topicConfig.readQueueNums:["+strconv.Itoa(int(tc.ReadQueueNums))+"] consumer:[/"+remoteAddrString(c)+"]")
+			h.Topic+"] topicConfig.readQueueNums:["+strconv.Itoa(int(tc.ReadQueueNums))+"] consumer:[/"+remoteAddrString(c)+"]"), nil
 	}
 	filter, resp := b.pullFilter(&h, &gc)
 	if resp != nil {
-		return resp
+		return resp, nil
 	}
 
 	get := store.GetRequest{
@@ -88,12 +107,12 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 	if !filter.all {
 		get.Filter = filter.match
 	}
-	buf := b.pulls.getBuf()
+	buf = b.pulls.getBuf()
 	res, err := b.store.GetMessages((*buf)[:0], &get)
 	if err != nil {
 		b.pulls.putBuf(buf, nil)
 		b.log.Warn("pull: store read failed", "topic", h.Topic, "queue", h.QueueID, "offset", h.QueueOffset, "err", err)
-		return remoting.NewResponse(remoting.SystemError, remarkStoreGetNull)
+		return remoting.NewResponse(remoting.SystemError, remarkStoreGetNull), nil
 	}
 	code := pullCode(res.Status, h.QueueOffset)
 	resp = remoting.NewResponse(code, res.Status.String())
@@ -105,7 +124,7 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 	resp.Ext = rh.AppendExt(make(remoting.ExtFields, 0, 4))
 	switch code {
 	case remoting.Success:
-		resp.Body = append(make([]byte, 0, len(res.Data)), res.Data...)
+		resp.Body = res.Data
 		b.stats.addGet(res.Messages)
 		b.offsets.gets.add(h.ConsumerGroup, h.Topic, res.Messages, time.Now())
 	case remoting.PullNotFound:
@@ -127,11 +146,14 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 		b.log.Info("pull: offset moved", "group", h.ConsumerGroup, "topic", h.Topic, "queue", h.QueueID,
 			"requested", h.QueueOffset, "next", res.NextBeginOffset, "status", res.Status.String())
 	}
-	b.pulls.putBuf(buf, res.Data)
+	if code != remoting.Success {
+		b.pulls.putBuf(buf, res.Data)
+		buf = nil
+	}
 	if allowSuspend && h.SysFlag&remoting.PullFlagCommitOffset != 0 {
 		b.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
-	return resp
+	return resp, buf
 }
 
 // pullCode maps a store status to the pull response code (PROTOCOL.md §9.3).

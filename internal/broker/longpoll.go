@@ -283,12 +283,10 @@ func (h *pullHold) answer(p *heldPull) {
 	if p.c.IsClosed() {
 		return
 	}
-	resp := h.b.pull(p.c, p.req, false)
-	if resp == nil {
-		return
-	}
-	if err := p.c.Reply(p.req, resp); err != nil {
-		h.b.log.Debug("pull: reply to held pull failed", "client", p.c.String(), "err", err)
+	if resp := h.b.reply(p.c, p.req, false); resp != nil {
+		if err := p.c.Reply(p.req, resp); err != nil {
+			h.b.log.Debug("pull: reply to held pull failed", "client", p.c.String(), "err", err)
+		}
 	}
 }
 

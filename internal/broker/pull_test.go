@@ -804,10 +804,11 @@ func BenchmarkPull32x1KiB(b *testing.B) {
 		b.SetBytes(32 * 1024)
 		b.ResetTimer()
 		for i := range b.N {
-			resp := e.b.pull(nil, reqs[i%len(reqs)], true)
-			if resp.Code != remoting.Success {
+			resp, buf := e.b.pull(nil, reqs[i%len(reqs)], true)
+			if resp.Code != remoting.Success || buf == nil {
 				b.Fatalf("code %d", resp.Code)
 			}
+			e.b.pulls.putBuf(buf, resp.Body)
 		}
 	})
 	b.Run("wire", func(b *testing.B) {
