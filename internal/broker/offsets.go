@@ -25,6 +25,13 @@ import (
 // The table is keyed by (topic, group) rather than Java's "topic@group"
 // string so the pull path commits without building a key; the file and the
 // GET_ALL_CONSUMER_OFFSET body use Java's form.
+//
+// The file is written every OffsetFlushInterval and at Close, not at Crash:
+// as with Java, offsets committed since the last write are lost by a crash
+// and their messages are consumed again.
+//
+// Locks: persistMu is taken before mu; getRates' locks are never held with
+// mu.
 type offsetManager struct {
 	b *Broker
 
