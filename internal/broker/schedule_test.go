@@ -67,9 +67,19 @@ func delayTestBroker(t testing.TB, mod func(*Config)) *delayEnv {
 
 func (e *delayEnv) start() {
 	e.t.Helper()
+	e.startWith(nil)
+}
+
+// startWith opens the broker, lets check look at it before it starts, and
+// starts it.
+func (e *delayEnv) startWith(check func(*Broker)) {
+	e.t.Helper()
 	b, err := New(e.cfg)
 	if err != nil {
 		e.t.Fatalf("New: %v", err)
+	}
+	if check != nil {
+		check(b)
 	}
 	if err := b.Start(); err != nil {
 		b.Close(context.Background())

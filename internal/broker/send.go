@@ -27,7 +27,6 @@ const (
 	remarkMsgIllegal   = "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k."
 	remarkMappedFile   = "create mapped file failed, server is busy or broken."
 	remarkTxNotYet     = "transactional messages are not supported by this broker yet"
-	remarkTimerNotYet  = "timer messages (TIMER_DELIVER_MS, TIMER_DELAY_SEC, TIMER_DELAY_MS) are not supported by this broker yet"
 	remarkNoWriteQueue = "topic has no write queue"
 )
 
@@ -207,8 +206,11 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 			delay = p.delayLevel()
 		}
 	}
+	var timer timerSpec // a 5.x timer message (timer.go)
 	if delay <= 0 && p.timer {
-		return b.sendResponse(remoting.SystemError, remarkTimerNotYet)
+		if timer, resp = b.timerPrepare(raw); resp != nil {
+			return resp
+		}
 	}
 
 	// The stored properties: the client's pairs, a UNIQ_KEY if it sent none,
@@ -248,6 +250,10 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		// recovery hook recomputes it from the store time (a few ms later).
 		tagsCode = rocketmq.DelayDeliverTimestamp(b.delayLevels, delay, b.now())
 	}
+	if timer.outMs != 0 {
+		buf = timerPark(buf, &timer, topic, queueID)
+		topic, queueID = topicTimer, 0
+	}
 	pb.b = buf
 	if len(buf) > rocketmq.MaxPropertiesLength {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
@@ -283,6 +289,9 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		return b.storeErrorResponse(err)
 	}
 	b.stats.addPut(res.MsgCount, res.WroteBytes)
+	if timer.outMs != 0 {
+		b.timers.added(&timer, res.QueueOffset)
+	}
 	return b.sendOKResponse(&res, respQueueID, nil)
 }
 
