@@ -541,8 +541,15 @@ func TestPullCommitOffsetPiggyBack(t *testing.T) {
 	ch := e.invokeAsync(t, pullArgs{group: "gC", topic: "PullC", offset: 4, sub: pstr("*"),
 		flags: remoting.PullFlagCommitOffset | remoting.PullFlagSuspend, commit: 4, suspendMs: 20000}.req())
 	pullWaitHeld(t, e.b, 1)
-	if off, _ := e.b.offsets.query("gC", "PullC", 0); off != 4 {
-		t.Fatalf("held pull committed %d, want 4", off)
+	// The handler commits right after parking the pull.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
+		off, _ := e.b.offsets.query("gC", "PullC", 0)
+		if off == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("held pull committed %d, want 4", off)
+		}
 	}
 	up := remoting.UpdateConsumerOffsetRequestHeader{ConsumerGroup: "gC", Topic: "PullC", QueueID: 0, CommitOffset: 1}
 	if r := e.invoke(t, remoting.NewRequest(remoting.UpdateConsumerOffset, up.AppendExt(nil), nil)); r.Code != remoting.Success {
