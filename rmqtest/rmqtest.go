@@ -101,6 +101,25 @@ func WithRegisterInterval(d time.Duration) Option { return func(c *config) { c.r
 // WithoutAutoCreateTopic turns off topic auto-creation on the brokers.
 func WithoutAutoCreateTopic() Option { return func(c *config) { c.noAutoCreate = true } }
 
+// WithDelayLevels sets the brokers' delay level table (messageDelayLevel):
+// space-separated delays of levels 1, 2, ... with units s, m, h, d, or ms
+// for short test delays, e.g. "100ms 300ms 1s". Default Java's 18 levels
+// "1s 5s 10s 30s 1m ... 2h". A bad table makes the cluster fail to start.
+func WithDelayLevels(levels string) Option {
+	return func(c *config) {
+		c.tweaks = append(c.tweaks, func(b *broker.Config) { b.DelayLevels = levels })
+	}
+}
+
+// WithTimerPrecision sets the precision of 5.x timer messages
+// (timerPrecisionMs): a message is delivered within one step after its
+// time. Default 1 s.
+func WithTimerPrecision(d time.Duration) Option {
+	return func(c *config) {
+		c.tweaks = append(c.tweaks, func(b *broker.Config) { b.TimerPrecision = d })
+	}
+}
+
 // WithLogger sends the servers' logs to l. Default: discarded.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 

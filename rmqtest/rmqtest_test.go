@@ -190,3 +190,51 @@ func TestNewClusterRemovesItsDirectory(t *testing.T) {
 		t.Fatal("WithBrokers(0) accepted")
 	}
 }
+
+// TestDelayOptions sends a delay-level and a timer message to a cluster
+// with a short level table and a fine timer precision; both reach their
+// queue on time.
+func TestDelayOptions(t *testing.T) {
+	if _, err := NewCluster(WithDelayLevels("1s 2x")); err == nil {
+		t.Fatal("a bad delay level table was accepted")
+	}
+	c := StartCluster(t, WithDelayLevels("150ms 2s"), WithTimerPrecision(50*time.Millisecond))
+	cli := newClient(t)
+	addr := c.BrokerAddr("broker-a")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	send := func(queue int32, props string) {
+		h := remoting.SendMessageRequestHeaderV2{ProducerGroup: "PG", Topic: "DelayOpt", DefaultTopic: "TBW102",
+			DefaultTopicQueueNums: 4, QueueID: queue, Properties: &props}
+		resp, err := cli.Invoke(ctx, addr, remoting.NewRequest(remoting.SendMessageV2, h.AppendExt(nil), []byte("x")))
+		if err != nil || resp.Code != remoting.Success {
+			t.Fatalf("send %q: %v %+v", props, err, resp)
+		}
+	}
+	maxOffset := func(queue int32) string {
+		h := remoting.GetMaxOffsetRequestHeader{Topic: "DelayOpt", QueueID: queue}
+		resp, err := cli.Invoke(ctx, addr, remoting.NewRequest(remoting.GetMaxOffset, h.AppendExt(nil), nil))
+		if err != nil || resp.Code != remoting.Success {
+			t.Fatalf("GET_MAX_OFFSET: %v %+v", err, resp)
+		}
+		off, _ := resp.Ext.Get("offset")
+		return off
+	}
+	start := time.Now()
+	send(0, "DELAY\x011")
+	send(1, "TIMER_DELAY_MS\x01300")
+	for _, q := range []struct {
+		queue int32
+		after time.Duration
+	}{{0, 150 * time.Millisecond}, {1, 300 * time.Millisecond}} {
+		for maxOffset(q.queue) != "1" {
+			if time.Since(start) > 5*time.Second {
+				t.Fatalf("queue %d: nothing delivered", q.queue)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if d := time.Since(start); d < q.after {
+			t.Errorf("queue %d: delivered after %v, want at least %v", q.queue, d, q.after)
+		}
+	}
+}

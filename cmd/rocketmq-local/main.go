@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/broker"
 	"github.com/go-rocketmq/rocketmq/internal/namesrv"
 	"github.com/go-rocketmq/rocketmq/internal/store"
@@ -47,6 +48,8 @@ type options struct {
 	longPollCheck time.Duration
 	shortPolling  time.Duration
 	segmentSize   int64
+	delayLevels   string
+	timerPrec     time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -63,6 +66,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.longPollCheck, "long-poll-check", 5*time.Second, "how often held pulls re-check their queue")
 	fs.DurationVar(&o.shortPolling, "short-polling", 0, "if set, disable long polling and answer empty pulls after this long")
 	fs.Int64Var(&o.segmentSize, "segment-size", 1<<30, "CommitLog segment file size in bytes")
+	fs.StringVar(&o.delayLevels, "delay-levels", rocketmq.DefaultDelayLevelString,
+		"delay level table: delays of levels 1, 2, ... with units ms, s, m, h, d")
+	fs.DurationVar(&o.timerPrec, "timer-precision", time.Second, "precision of timer messages (TIMER_DELAY_*, TIMER_DELIVER_MS)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -71,6 +77,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.flush != "async" && o.flush != "sync" {
 		return o, fmt.Errorf("-flush must be async or sync, not %q", o.flush)
+	}
+	if o.timerPrec < time.Millisecond {
+		return o, fmt.Errorf("-timer-precision %v is below 1ms", o.timerPrec)
 	}
 	return o, nil
 }
@@ -133,6 +142,8 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			StoreDir:             filepath.Join(o.data, name),
 			CommitLogSegmentSize: o.segmentSize,
 			LongPollCheck:        o.longPollCheck,
+			DelayLevels:          o.delayLevels,
+			TimerPrecision:       o.timerPrec,
 			Logger:               logger,
 		}
 		if o.shortPolling > 0 {

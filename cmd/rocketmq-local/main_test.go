@@ -108,6 +108,8 @@ func TestParseFlags(t *testing.T) {
 		{"bad flush", []string{"-flush", "never"}, false},
 		{"zero brokers", []string{"-brokers", "0"}, false},
 		{"unknown flag", []string{"-nope"}, false},
+		{"delay levels and timer precision", []string{"-delay-levels", "100ms 1s 1h", "-timer-precision", "100ms"}, true},
+		{"timer precision too fine", []string{"-timer-precision", "10us"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseFlags(tc.args, io.Discard)
