@@ -117,7 +117,7 @@ func New(cfg Config) (*Broker, error) {
 	b.registerOffsetHandlers()
 	b.registerClientHandlers()
 	b.registerAdminHandlers()
-	b.registerReplyHandlers()
+	b.registerDelayHandlers()
 	return b, nil
 }
 

@@ -23,7 +23,10 @@ import (
 // replyPushTimeout is Broker2Client.callClient's timeout.
 const replyPushTimeout = 10 * time.Second
 
-func (b *Broker) registerReplyHandlers() {
+// registerDelayHandlers registers the request-reply codes and
+// GET_ALL_DELAY_OFFSET.
+func (b *Broker) registerDelayHandlers() {
+	b.handle(remoting.GetAllDelayOffset, b.handleGetAllDelayOffset)
 	b.handle(remoting.SendReplyMessage, b.handleSendReplyMessage)
 	b.handle(remoting.SendReplyMessageV2, b.handleSendReplyMessageV2)
 }
