@@ -64,10 +64,7 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 		return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err)), nil
 	}
 	if b.cfg.BrokerPermission&rocketmq.PermRead == 0 {
-		// Start sets the address under mu after the listener is up.
-		b.mu.Lock()
 		ip := b.brokerIP()
-		b.mu.Unlock()
 		return remoting.NewResponse(remoting.NoPermission, "the broker["+ip+"] pulling message is forbidden"), nil
 	}
 	gc, ok := b.groups.findOrCreate(h.ConsumerGroup)

@@ -48,11 +48,21 @@ type Broker struct {
 
 	ctx    context.Context // cancelled by Close/Crash
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // periodic loops
+	// ready is closed once Start has set addr and storeHost; handlers wait
+	// for it, so they never see those fields half-written.
+	ready chan struct{}
 
+	// mu serialises Start and shutdown.
 	mu      sync.Mutex
 	started bool
 	closed  bool
+
+	// wgMu guards running and every wg.Add, so no goroutine is added once
+	// shutdown has begun waiting. It is taken alone, never under mu's
+	// callers' other locks, so any code path may start a goroutine.
+	wgMu    sync.Mutex
+	running bool
+	wg      sync.WaitGroup // periodic loops and background registrations
 }
 
 // New opens the store and prepares the managers. Nothing listens until Start.
@@ -61,7 +71,7 @@ func New(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerName)}
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerName), ready: make(chan struct{})}
 	b.ids = rocketmq.NewUniqIDGenerator()
 	if b.delayLevels, err = parseDelayLevels(cfg.DelayLevels); err != nil {
 		return nil, fmt.Errorf("rocketmq: broker: DelayLevels: %w", err)
@@ -147,6 +157,10 @@ func (b *Broker) Start() error {
 	}
 	b.storeHost = ap
 	b.started = true
+	close(b.ready)
+	b.wgMu.Lock()
+	b.running = true
+	b.wgMu.Unlock()
 	b.topics.ensureSystemTopics()
 	b.every(b.cfg.RegisterInterval, func(ctx context.Context) { b.registerAll(ctx) })
 	b.every(b.cfg.OffsetFlushInterval, func(context.Context) { b.offsets.persistLogged() })
@@ -189,6 +203,9 @@ func (b *Broker) shutdown(ctx context.Context, clean bool) error {
 	b.closed = true
 	started := b.started
 	b.mu.Unlock()
+	b.wgMu.Lock()
+	b.running = false
+	b.wgMu.Unlock()
 
 	var errs []error
 	if started && clean {
@@ -232,8 +249,14 @@ func (b *Broker) every(d time.Duration, fn func(ctx context.Context)) {
 	})
 }
 
-// loop runs fn on a broker-owned goroutine; fn must return once ctx is done.
+// loop runs fn on a broker-owned goroutine; fn must return once ctx is
+// done. It does nothing once shutdown has begun.
 func (b *Broker) loop(fn func(ctx context.Context)) {
+	b.wgMu.Lock()
+	defer b.wgMu.Unlock()
+	if !b.running {
+		return
+	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -254,6 +277,11 @@ func (b *Broker) handle(code int32, h server.Handler) {
 }
 
 func (b *Broker) serveWithFaults(ctx context.Context, c *server.Conn, req *remoting.Command, code int32, h server.Handler) *remoting.Command {
+	select {
+	case <-b.ready:
+	case <-ctx.Done():
+		return nil
+	}
 	if f, ok := b.faults.take(code); ok {
 		if f.Delay > 0 {
 			t := time.NewTimer(f.Delay)

@@ -64,17 +64,7 @@ func (b *Broker) registerAll(ctx context.Context) {
 // registerAsync re-registers after a topic change without blocking the
 // caller (a send that auto-created a topic).
 func (b *Broker) registerAsync() {
-	b.mu.Lock()
-	if !b.started || b.closed {
-		b.mu.Unlock()
-		return
-	}
-	b.wg.Add(1)
-	b.mu.Unlock()
-	go func() {
-		defer b.wg.Done()
-		b.registerAll(b.ctx)
-	}()
+	b.loop(b.registerAll)
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every NameServer.
