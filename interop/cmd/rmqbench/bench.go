@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -92,6 +94,17 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	if err := warmup(ctx, d); err != nil {
 		return result{}, err
 	}
+	if cfg.cpuprof != "" {
+		stop, err := startCPUProfile(cfg.cpuprof)
+		if err != nil {
+			return result{}, err
+		}
+		defer func() {
+			if err := stop(); err != nil {
+				fmt.Fprintln(log, "rmqbench: cpu profile:", err)
+			}
+		}()
+	}
 	if cfg.mode == modeConsume {
 		return runConsume(ctx, cfg, d, log)
 	}
@@ -105,6 +118,22 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		}
 	}
 	return res, err
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func() error, err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func splitAddrs(s string) []string {

@@ -38,6 +38,7 @@ type config struct {
 	window   int // async: outstanding sends per caller
 	backlog  int // consume: messages produced before the consumer starts
 	verbose  bool
+	cpuprof  string // write a CPU profile of the measured phase here
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -56,6 +57,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.window, "window", 64, "async mode: sends each caller keeps outstanding")
 	fs.IntVar(&c.backlog, "backlog", 100000, "consume mode: messages produced before the consumer starts")
 	fs.BoolVar(&c.verbose, "v", false, "keep the official client's logging at info level")
+	fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured phase (after the warm-up) to `file`")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, errHelp
