@@ -8,8 +8,9 @@
 // event (then it wakes itself for the rest). A bad or oversized frame
 // closes only the connection that sent it.
 //
-// Requests run on their own goroutine, at most Config.MaxHandlers at once;
-// beyond that the server answers SYSTEM_BUSY at once rather than block the
+// Requests run on worker goroutines that are reused from one request to
+// the next (an idle one leaves after a while), at most Config.MaxHandlers
+// at once; beyond that the server answers SYSTEM_BUSY at once rather than block the
 // loop. Unknown codes get REQUEST_CODE_NOT_SUPPORTED with Java's remark.
 // A handler's non-nil result is the response (opaque, response flag and
 // the request's serialize type are filled in); nil means "later", and the

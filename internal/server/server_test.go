@@ -600,3 +600,39 @@ func TestConcurrentClients(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// goroutineID parses the running goroutine's id from its stack header.
+func goroutineID() string {
+	var b [64]byte
+	f := strings.Fields(string(b[:runtime.Stack(b[:], false)]))
+	if len(f) < 2 {
+		return ""
+	}
+	return f[1]
+}
+
+func TestWorkersAreReused(t *testing.T) {
+	var mu sync.Mutex
+	ids := map[string]int{}
+	s := New(Config{})
+	s.Handle(codeEcho, func(ctx context.Context, c *Conn, r *remoting.Command) *remoting.Command {
+		mu.Lock()
+		ids[goroutineID()]++
+		mu.Unlock()
+		return echo(ctx, c, r)
+	})
+	cl := dial(t, startServer(t, s))
+	const calls = 40
+	for i := range calls {
+		if resp := cl.call(req(codeEcho, int32(i+1), remoting.SerializeJSON, "x")); resp.Code != remoting.Success {
+			t.Fatalf("call %d: code %d", i, resp.Code)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// One at a time, an idle worker is nearly always waiting for the next
+	// request; a goroutine per request would give 40 distinct ids.
+	if len(ids) > calls/2 {
+		t.Errorf("%d sequential requests ran on %d goroutines", calls, len(ids))
+	}
+}
