@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -50,6 +51,7 @@ type options struct {
 	segmentSize   int64
 	delayLevels   string
 	timerPrec     time.Duration
+	cpuProfile    string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -69,6 +71,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.delayLevels, "delay-levels", rocketmq.DefaultDelayLevelString,
 		"delay level table: delays of levels 1, 2, ... with units ms, s, m, h, d")
 	fs.DurationVar(&o.timerPrec, "timer-precision", time.Second, "precision of timer messages (TIMER_DELAY_*, TIMER_DELIVER_MS)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -84,14 +87,38 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+func run(args []string, stdout, stderr io.Writer) (err error) {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.cpuProfile != "" {
+		end, perr := startCPUProfile(o.cpuProfile)
+		if perr != nil {
+			return perr
+		}
+		defer func() { err = errors.Join(err, end()) }()
+	}
 	return serve(ctx, o, stdout, stderr)
+}
+
+// startCPUProfile profiles the process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func() error, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // serve runs the servers until ctx is done, then shuts them down.
