@@ -43,6 +43,7 @@ func (b *Broker) handlePullMessage(_ context.Context, c *server.Conn, req *remot
 // returned for the caller to send.
 func (b *Broker) reply(c *server.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
 	resp, buf := b.pull(c, req, allowSuspend)
+	stampResponse(resp)
 	if buf == nil {
 		return resp
 	}

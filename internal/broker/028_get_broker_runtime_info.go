@@ -37,8 +37,8 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 		avg = float64(s.putSize.Load()) / float64(putTimes)
 	}
 	m := map[string]string{
-		"brokerVersionDesc": "V4_9_8",
-		"brokerVersion":     strconv.Itoa(int(remoting.DefaultVersion)),
+		"brokerVersionDesc": "V5_0_0",
+		"brokerVersion":     strconv.Itoa(brokerVersion),
 
 		"msgPutTotalYesterdayMorning": i64(putY),
 		"msgPutTotalTodayMorning":     i64(putT),

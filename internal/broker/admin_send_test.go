@@ -182,14 +182,14 @@ func TestAdminGetBrokerRuntimeInfo(t *testing.T) {
 		"msgPutTotalTodayNow": 5, "msgGetTotalTodayNow": 2,
 		"msgPutTotalYesterdayMorning": 0, "msgPutTotalTodayMorning": 0,
 		"msgGetTotalYesterdayMorning": 0, "msgGetTotalTodayMorning": 0,
-		"brokerVersion": 409,
+		"brokerVersion": brokerVersion,
 	}
 	for k, want := range ints {
 		if got, err := strconv.ParseInt(m[k], 10, 64); err != nil || got != want {
 			t.Errorf("%s = %q, want %d", k, m[k], want)
 		}
 	}
-	if m["brokerVersionDesc"] != "V4_9_8" {
+	if m["brokerVersionDesc"] != "V5_0_0" {
 		t.Errorf("brokerVersionDesc %q", m["brokerVersionDesc"])
 	}
 	// What the admin tool parses must parse.

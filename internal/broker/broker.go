@@ -264,16 +264,28 @@ func (b *Broker) loop(fn func(ctx context.Context)) {
 	}()
 }
 
+// brokerVersion is the version our responses carry: V5_0_0. The broker
+// speaks 4.9.8's protocol but also implements 5.x timer messages, and
+// clients decide from a broker's version whether it has them.
+const brokerVersion = 413
+
 // handle registers h for code behind the fault controls. Responses say
 // JAVA, as every 4.9.8 broker response does (wire README fact 6).
 func (b *Broker) handle(code int32, h server.Handler) {
 	b.srv.Handle(code, func(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
 		resp := b.serveWithFaults(ctx, c, req, code, h)
-		if resp != nil {
-			resp.Language = remoting.LanguageJava
-		}
+		stampResponse(resp)
 		return resp
 	})
+}
+
+// stampResponse marks resp as coming from a JAVA broker of brokerVersion,
+// as every response of ours does.
+func stampResponse(resp *remoting.Command) {
+	if resp != nil {
+		resp.Language = remoting.LanguageJava
+		resp.Version = brokerVersion
+	}
 }
 
 func (b *Broker) serveWithFaults(ctx context.Context, c *server.Conn, req *remoting.Command, code int32, h server.Handler) *remoting.Command {

@@ -150,8 +150,8 @@ func sendCheckResp(t testing.TB, resp *remoting.Command, code int32, remark stri
 	if v, _ := resp.Ext.Get("MSG_REGION"); v != "DefaultRegion" {
 		t.Errorf("MSG_REGION = %q", v)
 	}
-	if resp.Language != remoting.LanguageJava || resp.Version != 409 {
-		t.Errorf("language %d version %d, want JAVA 409 as 4.9.8 answers", resp.Language, resp.Version)
+	if resp.Language != remoting.LanguageJava || resp.Version != brokerVersion {
+		t.Errorf("language %d version %d, want JAVA and our broker version (413)", resp.Language, resp.Version)
 	}
 	if v, _ := resp.Ext.Get("TRACE_ON"); v != "true" {
 		t.Errorf("TRACE_ON = %q", v)
@@ -781,6 +781,7 @@ func TestSendOKResponseFlushTimeout(t *testing.T) {
 	b := &Broker{cfg: Config{RegionID: "DefaultRegion"}, traceOn: "true",
 		storeHost: netip.MustParseAddrPort("192.168.0.2:10911")}
 	resp := b.sendOKResponse(&store.PutResult{Status: store.PutFlushDiskTimeout, PhysicalOffset: 0x12345, QueueOffset: 9}, 2, nil)
+	stampResponse(resp) // what handle does on the way out
 	sendCheckResp(t, resp, remoting.FlushDiskTimeout, "")
 	h := sendRespHeader(t, resp)
 	if h.MsgID != "C0A8000200002A9F0000000000012345" || h.QueueID != 2 || h.QueueOffset != 9 {
