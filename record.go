@@ -152,13 +152,14 @@ func (f *RecordFields) AppendRecord(dst []byte) ([]byte, int32, error) {
 
 func appendHost(dst []byte, a netip.AddrPort) []byte {
 	ip := a.Addr().Unmap()
-	if ip.Is4() || !ip.IsValid() {
+	switch {
+	case !ip.IsValid():
+		// No address known (e.g. a record built without a peer): 0.0.0.0.
+		dst = append(dst, 0, 0, 0, 0)
+	case ip.Is4():
 		b := ip.As4()
-		if !ip.IsValid() {
-			b = [4]byte{}
-		}
 		dst = append(dst, b[:]...)
-	} else {
+	default:
 		b := ip.As16()
 		dst = append(dst, b[:]...)
 	}
