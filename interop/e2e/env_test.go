@@ -1,0 +1,240 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/rocketmq-client-go/v2/rlog"
+
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
+	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
+)
+
+// envExternal points the tests at an external cluster instead of rmqtest.
+const envExternal = "ROCKETMQ_NAMESRV"
+
+// envLogLevel is the official client's own log level variable; when it is
+// set the tests leave the client's logging as the user asked.
+const envLogLevel = "ROCKETMQ_GO_LOG_LEVEL"
+
+func TestMain(m *testing.M) {
+	// The official client logs through a package-level logrus logger at
+	// info level, several lines per rebalance and pull; only its errors
+	// are worth seeing. Set before any client exists.
+	if os.Getenv(envLogLevel) == "" {
+		rlog.SetLogLevel("error")
+	}
+	os.Exit(m.Run())
+}
+
+// env is one test's cluster plus an admin client of ours for the things
+// the official client has no public API for (cluster info, topic
+// creation with a chosen queue count, committed offsets).
+type env struct {
+	ns      string
+	cluster *rmqtest.Cluster // nil for an external cluster
+	admin   *mqclient.Client
+	prefix  string       // unique per test and run: names of topics, groups, instances
+	seq     atomic.Int64 // suffix of names made from prefix
+}
+
+func newEnv(t *testing.T, brokers int) *env {
+	t.Helper()
+	e := &env{ns: os.Getenv(envExternal)}
+	if e.ns == "" {
+		e.cluster = rmqtest.StartCluster(t, rmqtest.WithBrokers(brokers))
+		e.ns = e.cluster.NameServerAddr()
+	}
+	// Names must stay unique across runs against an external cluster.
+	short := strings.TrimPrefix(t.Name(), "Test")
+	short = strings.NewReplacer("/", "_", " ", "_").Replace(short)
+	if len(short) > 40 {
+		short = short[:40]
+	}
+	e.prefix = fmt.Sprintf("E2E_%s_%s", short, strconv.FormatInt(time.Now().UnixNano(), 36))
+	cfg := mqclient.DefaultConfig()
+	cfg.NameServers = []string{e.ns}
+	cfg.InstanceName = e.name("admin")
+	a, err := mqclient.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.Close(context.Background()) })
+	e.admin = a
+	return e
+}
+
+// name returns a fresh name for a topic, group or client instance.
+func (e *env) name(kind string) string {
+	return fmt.Sprintf("%s_%s%d", e.prefix, kind, e.seq.Add(1))
+}
+
+// inProcess reports whether the cluster is rmqtest (its broker addresses
+// are then known exactly).
+func (e *env) inProcess() bool { return e.cluster != nil }
+
+// masters returns broker name → master address from the NameServer.
+func (e *env) masters(t *testing.T) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := e.admin.InvokeNameServer(ctx, func() *remoting.Command {
+		return remoting.NewRequest(remoting.GetBrokerClusterInfo, nil, nil)
+	})
+	if err != nil {
+		t.Fatalf("GET_BROKER_CLUSTER_INFO: %v", err)
+	}
+	if resp.Code != remoting.Success {
+		t.Fatalf("GET_BROKER_CLUSTER_INFO: code %d %q", resp.Code, resp.Remark)
+	}
+	var ci remoting.ClusterInfo
+	if err := ci.DecodeJSON(resp.Body); err != nil {
+		t.Fatalf("cluster info %q: %v", resp.Body, err)
+	}
+	out := make(map[string]string)
+	for name, bd := range ci.BrokerAddrTable {
+		if addr, ok := bd.BrokerAddrs[0]; ok {
+			out[name] = addr
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no master broker in %q", resp.Body)
+	}
+	return out
+}
+
+// createTopic creates topic with queues read and write queues on every
+// master and waits until the NameServer routes all of them.
+func (e *env) createTopic(t *testing.T, topic string, queues int) {
+	t.Helper()
+	ms := e.masters(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for name, addr := range ms {
+		h := remoting.CreateTopicRequestHeader{Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: int32(queues),
+			WriteQueueNums: int32(queues), Perm: 6, TopicFilterType: "SINGLE_TAG"}
+		resp, err := e.admin.Invoke(ctx, addr, remoting.NewRequest(remoting.UpdateAndCreateTopic, h.AppendExt(nil), nil), 5*time.Second)
+		if err != nil {
+			t.Fatalf("create topic %s on %s: %v", topic, name, err)
+		}
+		if resp.Code != remoting.Success {
+			t.Fatalf("create topic %s on %s: code %d %q", topic, name, resp.Code, resp.Remark)
+		}
+	}
+	// Brokers re-register asynchronously; clients started before the
+	// NameServer knows the topic would fail ("route info not found").
+	for {
+		r, err := e.admin.FetchRoute(ctx, topic)
+		if err == nil {
+			seen := 0
+			for _, q := range r.QueueDatas {
+				if _, ok := ms[q.BrokerName]; ok && int(q.ReadQueueNums) == queues && int(q.WriteQueueNums) == queues {
+					seen++
+				}
+			}
+			if seen == len(ms) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("route of %s never covered %d brokers: last error %v", topic, len(ms), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// committedOffset asks the broker for group's committed offset of a queue;
+// ok is false when none is committed.
+func (e *env) committedOffset(t *testing.T, brokerAddr, group, topic string, queueID int) (int64, bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	no := false
+	h := remoting.QueryConsumerOffsetRequestHeader{ConsumerGroup: group, Topic: topic, QueueID: int32(queueID), SetZeroIfNotFound: &no}
+	resp, err := e.admin.Invoke(ctx, brokerAddr, remoting.NewRequest(remoting.QueryConsumerOffset, h.AppendExt(nil), nil), 5*time.Second)
+	if err != nil {
+		t.Fatalf("QUERY_CONSUMER_OFFSET: %v", err)
+	}
+	switch resp.Code {
+	case remoting.Success:
+		var rh remoting.OffsetResponseHeader
+		if err := rh.FromExt(resp.Ext); err != nil {
+			t.Fatalf("QUERY_CONSUMER_OFFSET response: %v", err)
+		}
+		return rh.Offset, true
+	case remoting.QueryNotFound:
+		return 0, false
+	}
+	t.Fatalf("QUERY_CONSUMER_OFFSET: code %d %q", resp.Code, resp.Remark)
+	return 0, false
+}
+
+// maxOffset asks the broker for the max offset of a queue.
+func (e *env) maxOffset(t *testing.T, brokerAddr, topic string, queueID int) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h := remoting.GetMaxOffsetRequestHeader{Topic: topic, QueueID: int32(queueID)}
+	resp, err := e.admin.Invoke(ctx, brokerAddr, remoting.NewRequest(remoting.GetMaxOffset, h.AppendExt(nil), nil), 5*time.Second)
+	if err != nil {
+		t.Fatalf("GET_MAX_OFFSET: %v", err)
+	}
+	var rh remoting.OffsetResponseHeader
+	if resp.Code != remoting.Success || rh.FromExt(resp.Ext) != nil {
+		t.Fatalf("GET_MAX_OFFSET %s/%d: code %d %q", topic, queueID, resp.Code, resp.Remark)
+	}
+	return rh.Offset
+}
+
+// removeLocalOffsets deletes what a broadcasting consumer of the official
+// client left in its local offset store ($HOME/.rocketmq_client_go/<client
+// id>/<group>, or rocketmq.client.localOffsetStoreDir): the store path is
+// read once at package init, so tests cannot point it elsewhere.
+func removeLocalOffsets(t *testing.T, group string) {
+	dir := os.Getenv("rocketmq.client.localOffsetStoreDir")
+	if dir == "" {
+		dir = filepath.Join(os.Getenv("HOME"), ".rocketmq_client_go")
+	}
+	clients, _ := filepath.Glob(filepath.Join(dir, "*", group))
+	for _, c := range clients {
+		if err := os.RemoveAll(c); err != nil {
+			t.Logf("remove %s: %v", c, err)
+		}
+		// The client id directory is ours alone (unique instance name).
+		_ = os.Remove(filepath.Dir(c))
+	}
+}
+
+// waitFor polls cond until it holds or timeout passes; it returns whether
+// cond held.
+func waitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
