@@ -51,7 +51,10 @@ func newEnv(t *testing.T, brokers int) *env {
 	t.Helper()
 	e := &env{ns: os.Getenv(envExternal)}
 	if e.ns == "" {
-		e.cluster = rmqtest.StartCluster(t, rmqtest.WithBrokers(brokers))
+		// Held pulls are re-checked every second instead of 5 s: a pull
+		// parked on a queue whose new messages do not match the consumer's
+		// tags (TagC) is only answered by that check, as in Java.
+		e.cluster = rmqtest.StartCluster(t, rmqtest.WithBrokers(brokers), rmqtest.WithLongPollCheck(time.Second))
 		e.ns = e.cluster.NameServerAddr()
 	}
 	// Names must stay unique across runs against an external cluster.
