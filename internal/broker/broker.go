@@ -289,10 +289,17 @@ func stampResponse(resp *remoting.Command) {
 }
 
 func (b *Broker) serveWithFaults(ctx context.Context, c *server.Conn, req *remoting.Command, code int32, h server.Handler) *remoting.Command {
+	// Requests already read are served even if their connection has closed
+	// since (Java's processors run regardless; only the reply is lost), so
+	// ctx matters only while Start has not finished.
 	select {
 	case <-b.ready:
-	case <-ctx.Done():
-		return nil
+	default:
+		select {
+		case <-b.ready:
+		case <-ctx.Done():
+			return nil
+		}
 	}
 	if f, ok := b.faults.take(code); ok {
 		if f.Delay > 0 {

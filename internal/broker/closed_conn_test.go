@@ -1,0 +1,52 @@
+package broker
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// Requests a client wrote just before closing its connection are still
+// served, as Java's processors run them: a consumer's shutdown commits its
+// offsets and closes at once.
+func TestRequestsBeforeCloseAreServed(t *testing.T) {
+	e := pullTestBroker(t, nil)
+	topic := "ClosedConnTopic"
+	e.b.topics.ensure(topic, 8, 6)
+	for round := 0; round < 5; round++ {
+		conn, err := net.Dial("tcp", e.b.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var frames []byte
+		for q := int32(0); q < 8; q++ {
+			h := remoting.UpdateConsumerOffsetRequestHeader{ConsumerGroup: "ClosedConnGroup", Topic: topic, QueueID: q, CommitOffset: int64(round*10) + int64(q) + 1}
+			req := remoting.NewRequest(remoting.UpdateConsumerOffset, h.AppendExt(nil), nil)
+			req.Opaque = q + 1
+			if frames, err = req.AppendFrame(frames); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := conn.Write(frames); err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+
+		deadline := time.Now().Add(5 * time.Second)
+		for q := int32(0); q < 8; q++ {
+			want := int64(round*10) + int64(q) + 1
+			for {
+				got, ok := e.b.offsets.query("ClosedConnGroup", topic, q)
+				if ok && got == want {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("round %d queue %d: offset %d (found %v), want %d", round, q, got, ok, want)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	}
+}
