@@ -1,6 +1,9 @@
 package rocketmq
 
-import "net/netip"
+import (
+	"net/netip"
+	"strconv"
+)
 
 // Message is a message as a producer sends it.
 //
@@ -54,6 +57,21 @@ const (
 	SendFlushSlaveTimeout
 	SendSlaveNotAvailable
 )
+
+// String returns Java's SendStatus name.
+func (s SendStatus) String() string {
+	switch s {
+	case SendOK:
+		return "SEND_OK"
+	case SendFlushDiskTimeout:
+		return "FLUSH_DISK_TIMEOUT"
+	case SendFlushSlaveTimeout:
+		return "FLUSH_SLAVE_TIMEOUT"
+	case SendSlaveNotAvailable:
+		return "SLAVE_NOT_AVAILABLE"
+	}
+	return "SendStatus(" + strconv.Itoa(int(s)) + ")"
+}
 
 // SendResult is what a successful send returns.
 type SendResult struct {

@@ -43,3 +43,12 @@ func TestAppendRecordIPv6Hosts(t *testing.T) {
 		t.Fatalf("hosts %v %v", m.BornHost, m.StoreHost)
 	}
 }
+
+func TestSendStatusString(t *testing.T) {
+	for s, want := range map[SendStatus]string{SendOK: "SEND_OK", SendFlushDiskTimeout: "FLUSH_DISK_TIMEOUT",
+		SendFlushSlaveTimeout: "FLUSH_SLAVE_TIMEOUT", SendSlaveNotAvailable: "SLAVE_NOT_AVAILABLE", 9: "SendStatus(9)"} {
+		if got := s.String(); got != want {
+			t.Errorf("%d: %q, want %q", int(s), got, want)
+		}
+	}
+}

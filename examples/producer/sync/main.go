@@ -38,6 +38,6 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("sent %s status=%d queue=%s/%d offset=%d\n", res.MsgID, res.Status, res.Queue.BrokerName, res.Queue.QueueID, res.QueueOffset)
+		fmt.Printf("sent %s status=%s queue=%s/%d offset=%d\n", res.MsgID, res.Status, res.Queue.BrokerName, res.Queue.QueueID, res.QueueOffset)
 	}
 }
