@@ -199,23 +199,23 @@ func (e *env) maxOffset(t *testing.T, brokerAddr, topic string, queueID int) int
 	return rh.Offset
 }
 
-// removeLocalOffsets deletes what a broadcasting consumer of the official
-// client left in its local offset store ($HOME/.rocketmq_client_go/<client
-// id>/<group>, or rocketmq.client.localOffsetStoreDir): the store path is
-// read once at package init, so tests cannot point it elsewhere.
+// removeLocalOffsets deletes what broadcasting consumers of the official
+// client left in its local offset store: <dir>/<group>/<client id>/offset.json
+// (the client passes group and client id to NewLocalFileOffsetStore in
+// the opposite order of its parameters), where dir is
+// $rocketmq.client.localOffsetStoreDir or $HOME/.rocketmq_client_go. The
+// path is read once at package init, so tests cannot point it elsewhere;
+// group names are unique, so the group's directory is the test's alone.
 func removeLocalOffsets(t *testing.T, group string) {
 	dir := os.Getenv("rocketmq.client.localOffsetStoreDir")
 	if dir == "" {
 		dir = filepath.Join(os.Getenv("HOME"), ".rocketmq_client_go")
 	}
-	clients, _ := filepath.Glob(filepath.Join(dir, "*", group))
-	for _, c := range clients {
-		if err := os.RemoveAll(c); err != nil {
-			t.Logf("remove %s: %v", c, err)
-		}
-		// The client id directory is ours alone (unique instance name).
-		_ = os.Remove(filepath.Dir(c))
+	if err := os.RemoveAll(filepath.Join(dir, group)); err != nil {
+		t.Logf("remove local offsets: %v", err)
 	}
+	// Leave no empty store directory behind either.
+	_ = os.Remove(dir)
 }
 
 // waitFor polls cond until it holds or timeout passes; it returns whether

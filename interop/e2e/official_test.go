@@ -117,10 +117,12 @@ func (e *env) startPush(t *testing.T, group, topic string, model consumer.Messag
 	if err := pc.Start(); err != nil {
 		t.Fatalf("official consumer start: %v", err)
 	}
-	t.Cleanup(func() { m.stop(t) })
-	if model == consumer.BroadCasting {
-		t.Cleanup(func() { removeLocalOffsets(t, group) })
-	}
+	t.Cleanup(func() {
+		m.stop(t)
+		if model == consumer.BroadCasting {
+			removeLocalOffsets(t, group)
+		}
+	})
 	return m
 }
 
