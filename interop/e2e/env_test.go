@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -41,7 +40,7 @@ func TestMain(m *testing.M) {
 // creation with a chosen queue count, committed offsets).
 type env struct {
 	ns      string
-	cluster *rmqtest.Cluster // nil for an external cluster
+	cluster *rmqtest.Cluster // nil for an external cluster (no test needs fault controls yet)
 	admin   *mqclient.Client
 	prefix  string       // unique per test and run: names of topics, groups, instances
 	seq     atomic.Int64 // suffix of names made from prefix
@@ -80,10 +79,6 @@ func newEnv(t *testing.T, brokers int) *env {
 func (e *env) name(kind string) string {
 	return fmt.Sprintf("%s_%s%d", e.prefix, kind, e.seq.Add(1))
 }
-
-// inProcess reports whether the cluster is rmqtest (its broker addresses
-// are then known exactly).
-func (e *env) inProcess() bool { return e.cluster != nil }
 
 // masters returns broker name → master address from the NameServer.
 func (e *env) masters(t *testing.T) map[string]string {
@@ -231,13 +226,4 @@ func waitFor(timeout time.Duration, cond func() bool) bool {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
