@@ -290,6 +290,47 @@ func TestE2EFailover(t *testing.T) {
 		}
 	})
 
+	t.Run("avoided broker recovers", func(t *testing.T) {
+		// A short table: a failure keeps broker-a out for 1 s.
+		p := e.newProducer(t, producer.WithSendTimeout(300*time.Millisecond),
+			producer.WithLatencyTable([]time.Duration{50 * time.Millisecond, 5 * time.Second}, []time.Duration{0, time.Second}))
+		topic := uniqueTopic(t)
+		warmBoth(t, p, topic)
+		if err := e.cluster.Intercept("broker-a", remoting.SendMessageV2, rmqtest.Fault{Drop: true}); err != nil {
+			t.Fatal(err)
+		}
+		failed := false
+		var failedAt time.Time
+		for i := 0; i < 20 && !failed; i++ {
+			_, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("x")))
+			failed, failedAt = err != nil, time.Now()
+		}
+		if !failed {
+			t.Fatal("no send reached the dropping broker")
+		}
+		if err := e.cluster.ClearIntercept("broker-a", remoting.SendMessageV2); err != nil {
+			t.Fatal(err)
+		}
+		// Once the window has passed, round robin reaches broker-a again.
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			res, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("y")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Queue.BrokerName == "broker-a" {
+				if d := time.Since(failedAt); d < 900*time.Millisecond {
+					t.Fatalf("broker-a used again %v after its failure, inside its 1 s window", d)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("broker-a never used again after its fault window")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+
 	t.Run("broker down", func(t *testing.T) {
 		p := e.newProducer(t)
 		topic := uniqueTopic(t)
