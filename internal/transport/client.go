@@ -131,16 +131,19 @@ func (c *Client) InvokeTimeout(ctx context.Context, addr string, req *remoting.C
 	if req == nil {
 		return nil, errors.New("rocketmq: transport: nil request")
 	}
-	cl := c.newCall(ctx, timeout)
+	cl := c.newCall(ctx, timeout, false)
 	resp, err := c.roundTrip(ctx, addr, req, cl)
 	c.freeCall(cl)
 	return resp, err
 }
 
 func (c *Client) roundTrip(ctx context.Context, addr string, req *remoting.Command, cl *call) (*remoting.Command, error) {
-	cn, err := c.getConn(ctx, addr, cl.tc)
-	if err != nil {
-		return nil, err
+	cn := c.readyConn(addr)
+	if cn == nil {
+		var err error
+		if cn, err = c.getConn(ctx, addr, cl.arm()); err != nil {
+			return nil, err
+		}
 	}
 	opaque, err := c.send(cn, req, cl)
 	if err != nil {
@@ -170,7 +173,7 @@ func (c *Client) InvokeAsyncTimeout(ctx context.Context, addr string, req *remot
 	if c.closed.Load() {
 		return newErr("send", addr, 0, ErrClosed, nil)
 	}
-	cl := c.newCall(ctx, timeout)
+	cl := c.newCall(ctx, timeout, true)
 	if err := c.acquireAsync(ctx, addr, cl); err != nil {
 		c.freeCall(cl)
 		return err
@@ -250,7 +253,7 @@ func (c *Client) InvokeOneway(ctx context.Context, addr string, req *remoting.Co
 		}
 	}
 	opaque := c.prepare(cn.addr, req, remoting.FlagOneway)
-	if err := cn.enqueue(req); err != nil {
+	if err := cn.enqueue(req, cn.pendingLen() == 0); err != nil {
 		return c.sendErr(cn.addr, opaque, err)
 	}
 	return nil
@@ -274,10 +277,13 @@ func (c *Client) prepare(addr string, req *remoting.Command, flag int32) int32 {
 // send registers cl under a fresh opaque and queues the frame.
 func (c *Client) send(cn *conn, req *remoting.Command, cl *call) (int32, error) {
 	opaque := c.prepare(cn.addr, req, 0)
-	if !cn.register(opaque, cl) {
+	n, ok := cn.register(opaque, cl)
+	if !ok {
 		return 0, newErr("send", cn.addr, opaque, ErrConnClosed, nil)
 	}
-	if err := cn.enqueue(req); err != nil {
+	// Alone on the connection, the caller writes its frame itself; with
+	// other calls in flight the writer goroutine batches frames.
+	if err := cn.enqueue(req, n == 1); err != nil {
 		if r, raced := cn.abandon(opaque, cl); raced {
 			return 0, r.err // the connection closed under us; its error says why
 		}
@@ -294,7 +300,12 @@ func (c *Client) sendErr(addr string, opaque int32, err error) error {
 }
 
 // wait blocks until the response, the deadline, ctx or a broken connection.
+// When nobody is reading the connection the caller reads it itself
+// (conn.lead), which saves handing the response over from the reader.
 func (c *Client) wait(ctx context.Context, cn *conn, cl *call, opaque int32) (*remoting.Command, error) {
+	if cn.takeRead(readerCall) {
+		return cn.lead(ctx, cl, opaque)
+	}
 	var kind, cause error
 	select {
 	case r := <-cl.ch:
@@ -304,10 +315,16 @@ func (c *Client) wait(ctx context.Context, cn *conn, cl *call, opaque int32) (*r
 		if kind == context.DeadlineExceeded {
 			kind, cause = ErrTimeout, context.DeadlineExceeded
 		}
-	case <-cl.tc:
+	case <-cl.arm():
 		cl.fired = true
 		kind = ErrTimeout
 	}
+	return cn.giveUp(cl, opaque, kind, cause)
+}
+
+// giveUp abandons a call that timed out or whose ctx ended, unless its
+// result is already on the way.
+func (cn *conn) giveUp(cl *call, opaque int32, kind, cause error) (*remoting.Command, error) {
 	if r, raced := cn.abandon(opaque, cl); raced {
 		return r.resp, r.err // it arrived after all: the server did the work
 	}
@@ -319,8 +336,9 @@ func (c *Client) wait(ctx context.Context, cn *conn, cl *call, opaque int32) (*r
 type call struct {
 	ch    chan result // cap 1; exactly one send per registration
 	timer *time.Timer
-	tc    <-chan time.Time // nil when ctx's deadline comes first
+	tc    <-chan time.Time // nil until armed, and when ctx's deadline comes first
 	fired bool             // tc has been received from
+	until time.Time        // end of the client's timeout; zero when ctx's deadline comes first or none
 }
 
 type result struct {
@@ -328,23 +346,41 @@ type result struct {
 	err  error
 }
 
-func (c *Client) newCall(ctx context.Context, timeout time.Duration) *call {
+// newCall returns a call whose timeout starts now. Its timer is started by
+// arm, at once when armNow; a caller that reads the response itself
+// (conn.lead) uses a read deadline instead and never needs the timer.
+func (c *Client) newCall(ctx context.Context, timeout time.Duration, armNow bool) *call {
 	cl, _ := c.calls.Get().(*call)
 	if cl == nil {
 		cl = &call{ch: make(chan result, 1)}
 	}
-	cl.tc, cl.fired = nil, false
+	cl.tc, cl.fired, cl.until = nil, false, time.Time{}
 	if timeout > 0 {
-		if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > timeout {
-			if cl.timer == nil {
-				cl.timer = time.NewTimer(timeout)
-			} else {
-				cl.timer.Reset(timeout)
-			}
-			cl.tc = cl.timer.C
+		now := time.Now()
+		if dl, ok := ctx.Deadline(); !ok || dl.Sub(now) > timeout {
+			cl.until = now.Add(timeout)
 		}
 	}
+	if armNow {
+		cl.arm()
+	}
 	return cl
+}
+
+// arm starts the call's timer if it has a timeout and returns its channel
+// (nil without a timeout: ctx alone bounds the call).
+func (cl *call) arm() <-chan time.Time {
+	if cl.tc != nil || cl.until.IsZero() {
+		return cl.tc
+	}
+	d := max(time.Until(cl.until), time.Nanosecond)
+	if cl.timer == nil {
+		cl.timer = time.NewTimer(d)
+	} else {
+		cl.timer.Reset(d)
+	}
+	cl.tc = cl.timer.C
+	return cl.tc
 }
 
 func (c *Client) freeCall(cl *call) {
@@ -639,7 +675,7 @@ func (c *Client) reply(cn *conn, req, resp *remoting.Command) {
 	resp.Serialize = req.Serialize
 	resp.Language = c.cfg.language
 	resp.Version = c.cfg.version
-	if err := cn.enqueue(resp); err != nil {
+	if err := cn.enqueue(resp, false); err != nil {
 		c.log.Debug("rocketmq: reply not sent", "addr", cn.addr, "code", req.Code, "opaque", req.Opaque, "err", err)
 	}
 }

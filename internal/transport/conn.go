@@ -23,9 +23,14 @@ const (
 
 // conn is one connection with its reader and writer goroutines.
 //
-// Writes are coalesced: callers append encoded frames to wbuf under wmu and
-// wake the writer, which swaps wbuf for its spare buffer and writes
-// everything queued with one syscall. Under load many frames share a write.
+// Writes are coalesced: callers append encoded frames to wbuf under wmu.
+// One goroutine at a time owns the socket's write side (writing). A caller
+// that finds it free takes it and writes what is queued itself, with one
+// non-blocking syscall (direct.go), which saves waking the writer
+// goroutine on every call; whatever it cannot write at once, or finds
+// queued after its write, goes to the writer goroutine, which swaps wbuf
+// for its spare buffer and writes everything queued with one blocking
+// syscall. Under load many frames share a write.
 type conn struct {
 	c    *Client
 	addr string
@@ -34,9 +39,22 @@ type conn struct {
 	closed atomic.Bool
 	done   chan struct{} // closed by close(); stops the writer
 
-	wmu  sync.Mutex
-	wbuf []byte
-	wsig chan struct{} // cap 1: wbuf went from empty to non-empty
+	wmu     sync.Mutex
+	wbuf    []byte
+	spare   []byte        // the other write buffer, when no write uses it
+	writing bool          // a goroutine owns the write side
+	carry   []byte        // unwritten tail of a direct write, handed to the writer with the write side
+	wsig    chan struct{} // cap 1: wake the writer
+
+	direct *directWriter // nil: every write goes through the writer goroutine
+
+	// Read side (read.go).
+	reader    atomic.Int32  // who reads: readerNone, readerLoop or readerCall
+	canLead   bool          // callers may read (the socket takes read deadlines cheaply)
+	rsig      chan struct{} // cap 1: wake the read loop to take the read side
+	idle      *time.Timer   // wakes the read loop when the read side stayed free
+	interrupt func()        // ends a blocked Read (bound once: no allocation per call)
+	rs        readState     // the reader's buffer, used by whoever reads
 
 	pmu     sync.Mutex
 	pending map[int32]*call // nil once closed
@@ -53,6 +71,15 @@ func newConn(c *Client, addr string, nc net.Conn) *conn {
 		done:    make(chan struct{}),
 		wsig:    make(chan struct{}, 1),
 		pending: make(map[int32]*call),
+		direct:  newDirectWriter(nc),
+		rsig:    make(chan struct{}, 1),
+	}
+	cn.rs.small = make([]byte, readBufSize)
+	cn.rs.buf = cn.rs.small
+	_, cn.canLead = nc.(*net.TCPConn)
+	if cn.canLead {
+		cn.idle = time.NewTimer(c.cfg.idleRead)
+		cn.interrupt = cn.interruptRead
 	}
 	cn.touch()
 	return cn
@@ -60,16 +87,18 @@ func newConn(c *Client, addr string, nc net.Conn) *conn {
 
 func (cn *conn) touch() { cn.active.Store(int64(time.Since(cn.c.start))) }
 
-// register adds a pending call; false once the connection is closed.
-func (cn *conn) register(opaque int32, cl *call) bool {
+// register adds a pending call and returns how many are pending; false
+// once the connection is closed.
+func (cn *conn) register(opaque int32, cl *call) (int, bool) {
 	cn.pmu.Lock()
 	if cn.pending == nil {
 		cn.pmu.Unlock()
-		return false
+		return 0, false
 	}
 	cn.pending[opaque] = cl
+	n := len(cn.pending)
 	cn.pmu.Unlock()
-	return true
+	return n, true
 }
 
 // abandon removes a call the caller gives up on. If the call is no longer
@@ -93,8 +122,10 @@ func (cn *conn) pendingLen() int {
 	return n
 }
 
-// enqueue encodes cmd into the write buffer and wakes the writer.
-func (cn *conn) enqueue(cmd *remoting.Command) error {
+// enqueue encodes cmd into the write buffer and gets it written: with
+// direct by this goroutine when the write side is free, else by its owner
+// or the writer goroutine.
+func (cn *conn) enqueue(cmd *remoting.Command, direct bool) error {
 	cn.wmu.Lock()
 	if cn.closed.Load() {
 		cn.wmu.Unlock()
@@ -113,20 +144,77 @@ func (cn *conn) enqueue(cmd *remoting.Command) error {
 			Detail: "outgoing frame of " + strconv.Itoa(size) + " bytes exceeds " + strconv.Itoa(cn.c.cfg.maxFrame)}
 	}
 	cn.wbuf = buf
-	cn.wmu.Unlock()
-	if n == 0 {
-		// Only the first frame after a swap signals: a non-empty buffer
-		// means a signal is already pending for it.
-		select {
-		case cn.wsig <- struct{}{}:
-		default:
-		}
+	if cn.writing {
+		// The owner looks at wbuf again before it lets go.
+		cn.wmu.Unlock()
+		return nil
 	}
+	if !direct || cn.direct == nil {
+		cn.wmu.Unlock()
+		if n == 0 {
+			// Only the first frame after a swap signals: a non-empty
+			// buffer means a signal is already pending for it.
+			cn.wake()
+		}
+		return nil
+	}
+	cn.writing = true
+	buf = cn.wbuf
+	cn.wbuf = cn.spare[:0]
+	cn.spare = nil
+	cn.wmu.Unlock()
+	cn.writeDirect(buf)
 	return nil
 }
 
+// wake signals the writer goroutine (at most one signal is pending).
+func (cn *conn) wake() {
+	select {
+	case cn.wsig <- struct{}{}:
+	default:
+	}
+}
+
+// writeDirect writes buf, taken from wbuf by this goroutine as owner of
+// the write side, with one syscall that does not wait for room in the
+// socket buffer. What is left, and anything queued meanwhile, is the
+// writer goroutine's. A failed write closes the connection, which fails
+// the pending calls; the frame's caller learns it from its call.
+func (cn *conn) writeDirect(buf []byte) {
+	n, err := cn.direct.write(buf)
+	cn.writes.Inc()
+	if err != nil {
+		cn.close(ErrConnClosed, err)
+		return
+	}
+	cn.touch()
+	cn.wmu.Lock()
+	if cn.closed.Load() {
+		cn.wmu.Unlock()
+		return
+	}
+	if n < len(buf) {
+		// The socket buffer is full: the writer finishes with blocking
+		// writes, the write side goes with it.
+		cn.carry = buf[n:]
+		cn.wmu.Unlock()
+		cn.wake()
+		return
+	}
+	if cap(buf) <= maxKeptWriteBuf {
+		cn.spare = buf[:0]
+	}
+	cn.writing = false
+	more := len(cn.wbuf) > 0
+	cn.wmu.Unlock()
+	if more {
+		// Frames queued during the write: the next caller or the writer,
+		// whichever comes first, takes them.
+		cn.wake()
+	}
+}
+
 func (cn *conn) writeLoop() {
-	var spare []byte
 	for {
 		select {
 		case <-cn.wsig:
@@ -138,85 +226,53 @@ func (cn *conn) writeLoop() {
 		// frames (without this, ~2 frames per write under load; with it, ~20).
 		runtime.Gosched()
 		cn.wmu.Lock()
-		buf := cn.wbuf
-		cn.wbuf = spare[:0]
-		cn.wmu.Unlock()
-		if len(buf) == 0 {
-			spare = buf
+		buf := cn.carry
+		switch {
+		case buf != nil: // handed over with the write side
+			cn.carry = nil
+		case cn.writing || len(cn.wbuf) == 0:
+			cn.wmu.Unlock()
 			continue
+		default:
+			cn.writing = true
+			buf = cn.wbuf
+			cn.wbuf = cn.spare[:0]
+			cn.spare = nil
 		}
-		cn.writes.Inc()
-		if _, err := cn.nc.Write(buf); err != nil {
-			cn.close(ErrConnClosed, err)
+		cn.wmu.Unlock()
+		if !cn.drain(buf) {
 			return
 		}
-		cn.touch()
-		if cap(buf) > maxKeptWriteBuf {
-			buf = nil
-		}
-		spare = buf
 	}
 }
 
-// readLoop reads into a buffer it manages and decodes every complete frame
-// in it per read. A frame larger than the buffer gets a buffer of its own
-// for as long as it takes to read.
-func (cn *conn) readLoop() {
-	maxFrame := cn.c.cfg.maxFrame
-	small := make([]byte, readBufSize)
-	buf := small
-	r, w := 0, 0
+// drain writes buf and then whatever is queued until wbuf is empty, and
+// lets go of the write side; false when the connection failed.
+func (cn *conn) drain(buf []byte) bool {
 	for {
-		n, rerr := cn.nc.Read(buf[w:])
-		if n > 0 {
-			w += n
-			cn.touch()
+		cn.writes.Inc()
+		if _, err := cn.nc.Write(buf); err != nil {
+			cn.close(ErrConnClosed, err)
+			return false
 		}
-		for {
-			size, err := remoting.FrameSize(buf[r:w], maxFrame)
-			if err == remoting.ErrIncomplete {
-				break
-			}
-			if err != nil {
-				cn.c.log.Warn("rocketmq: bad frame, closing connection", "addr", cn.addr, "err", err)
-				cn.close(ErrConnClosed, err)
-				return
-			}
-			if w-r < size {
-				if size > len(buf)-r { // make room for the whole frame
-					if size > len(buf) {
-						nb := make([]byte, size)
-						copy(nb, buf[r:w])
-						buf = nb
-					} else {
-						copy(buf, buf[r:w])
-					}
-					w -= r
-					r = 0
-				}
-				break
-			}
-			cmd, _, err := remoting.DecodeFrame(buf[r:r+size], maxFrame)
-			if err != nil {
-				cn.c.log.Warn("rocketmq: bad frame, closing connection", "addr", cn.addr, "err", err)
-				cn.close(ErrConnClosed, err)
-				return
-			}
-			r += size
-			cn.dispatch(cmd)
+		cn.touch()
+		cn.wmu.Lock()
+		if cn.closed.Load() {
+			cn.wmu.Unlock()
+			return false
 		}
-		if r == w {
-			r, w = 0, 0
-			buf = small
-		} else if len(buf)-w < minRead && r > 0 {
-			copy(buf, buf[r:w])
-			w -= r
-			r = 0
+		if cap(buf) <= maxKeptWriteBuf && cap(buf) > cap(cn.spare) {
+			cn.spare = buf[:0]
 		}
-		if rerr != nil {
-			cn.close(ErrConnClosed, rerr)
-			return
+		if len(cn.wbuf) == 0 {
+			cn.writing = false
+			cn.wmu.Unlock()
+			return true
 		}
+		buf = cn.wbuf
+		cn.wbuf = cn.spare[:0]
+		cn.spare = nil
+		cn.wmu.Unlock()
 	}
 }
 

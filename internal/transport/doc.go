@@ -10,12 +10,15 @@
 // at once with ErrConnClosed and is re-dialed on the next call.
 //
 // Each connection has one reader and one writer goroutine. Callers encode
-// their frame into a shared write buffer and the writer sends everything
-// queued with one write, so concurrent calls share syscalls. The reader
-// decodes each frame by its own header encoding and hands responses to
-// their waiting call; requests go to the registered Handler on a goroutine
-// of their own (bounded, see WithMaxHandlers), or are answered
-// REQUEST_CODE_NOT_SUPPORTED.
+// their frame into a shared write buffer; the writer sends everything
+// queued with one write, so concurrent calls share syscalls. A call alone
+// on a plain TCP connection writes its frame itself (one non-blocking
+// write) and, when nobody else reads the connection, reads its response
+// itself too: a lone sync caller then costs no goroutine handoff (conn.go,
+// read.go). Whoever reads decodes each frame by its own header encoding
+// and hands responses to their waiting call; requests go to the
+// registered Handler on a goroutine of their own (bounded, see
+// WithMaxHandlers), or are answered REQUEST_CODE_NOT_SUPPORTED.
 //
 // Calls come in three forms: Invoke (sync), InvokeAsync (callback on a
 // client goroutine) and InvokeOneway. The deadline of a call is the earlier

@@ -39,6 +39,7 @@ type config struct {
 	asyncFailFast bool
 	maxHandlers   int
 	idleTimeout   time.Duration
+	idleRead      time.Duration // see idleReadDelay; tests change it
 }
 
 func defaultConfig() config {
@@ -53,6 +54,7 @@ func defaultConfig() config {
 		serialize:   remoting.SerializeJSON,
 		maxAsync:    65535,
 		maxHandlers: 64,
+		idleRead:    idleReadDelay,
 	}
 }
 

@@ -1,0 +1,248 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// Reading. One goroutine at a time owns the read side of a connection and
+// dispatches every frame it reads. A caller waiting for a response takes
+// the read side when it is free and reads its response itself (lead):
+// one sync caller at a time then costs no handoff from a reader goroutine
+// (the wake-up of another thread per call). When the caller has its
+// response it lets go: the read loop takes over at once if other calls
+// are pending, else after idleReadDelay unless a caller took it back, so
+// that server requests and a closed peer are noticed on an idle
+// connection too. Under load the read loop keeps the read side.
+//
+// Connections other than plain TCP (TLS, custom dialers) are read by the
+// read loop alone.
+
+const (
+	readerNone int32 = iota
+	readerLoop
+	readerCall
+)
+
+// idleReadDelay is how long the read side may stay free before the read
+// loop takes it: the most a server request waits on a connection without
+// calls in flight.
+const idleReadDelay = time.Millisecond
+
+// readState is the read buffer; only the owner of the read side uses it.
+type readState struct {
+	buf   []byte // small, or a larger buffer while a large frame is read
+	small []byte
+	r, w  int
+	dl    time.Time // read deadline last set on the socket
+}
+
+// takeRead makes who the owner of the read side if nobody is.
+func (cn *conn) takeRead(who int32) bool {
+	if who == readerCall && !cn.canLead {
+		return false
+	}
+	return cn.reader.CompareAndSwap(readerNone, who)
+}
+
+// releaseRead lets go of the read side and makes sure somebody will read
+// whatever is pending.
+func (cn *conn) releaseRead() {
+	cn.reader.Store(readerNone)
+	// Checked after the store: a call registered before it either sees
+	// the read side free or is counted here.
+	if cn.pendingLen() > 0 {
+		select {
+		case cn.rsig <- struct{}{}:
+		default:
+		}
+		return
+	}
+	cn.idle.Reset(cn.c.cfg.idleRead)
+}
+
+func (cn *conn) interruptRead() { _ = cn.nc.SetReadDeadline(time.Unix(1, 0)) }
+
+// setReadDeadline sets the socket's read deadline unless it is set already.
+func (cn *conn) setReadDeadline(t time.Time) error {
+	if t.Equal(cn.rs.dl) {
+		return nil
+	}
+	if err := cn.nc.SetReadDeadline(t); err != nil {
+		return err
+	}
+	cn.rs.dl = t
+	return nil
+}
+
+func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }
+
+// readLoop is the connection's reader when no caller reads.
+func (cn *conn) readLoop() {
+	if !cn.canLead {
+		cn.reader.Store(readerLoop)
+		for {
+			if err := cn.readOnce(); err != nil {
+				cn.close(ErrConnClosed, err)
+				return
+			}
+		}
+	}
+	defer cn.idle.Stop()
+	for {
+		select {
+		case <-cn.rsig:
+		case <-cn.idle.C:
+		case <-cn.done:
+			return
+		}
+		if !cn.takeRead(readerLoop) {
+			continue // a caller reads; it wakes us when it leaves
+		}
+		for {
+			err := cn.setReadDeadline(time.Time{})
+			if err == nil {
+				err = cn.readOnce()
+			}
+			if err != nil {
+				if isTimeout(err) && !cn.closed.Load() {
+					// The interrupt of a caller that has left already.
+					cn.rs.dl = time.Unix(1, 0)
+					continue
+				}
+				cn.close(ErrConnClosed, err)
+				cn.releaseRead()
+				return
+			}
+			if cn.pendingLen() == 0 {
+				cn.releaseRead()
+				break
+			}
+		}
+	}
+}
+
+// lead reads the connection, as owner of its read side, until cl's
+// response arrives, the call's deadline passes or ctx ends, then lets go.
+func (cn *conn) lead(ctx context.Context, cl *call, opaque int32) (*remoting.Command, error) {
+	dl, ctxDL := cl.until, false
+	if d, ok := ctx.Deadline(); ok && (dl.IsZero() || !dl.Before(d)) {
+		dl, ctxDL = d, true
+	}
+	var stop func() bool
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, cn.interrupt)
+	}
+	r, kind, cause := cn.readUntil(ctx, cl, dl, ctxDL)
+	if stop != nil {
+		stop()
+	}
+	cn.releaseRead()
+	if kind != nil {
+		return cn.giveUp(cl, opaque, kind, cause)
+	}
+	return r.resp, r.err
+}
+
+// readUntil is lead's loop: a result, or why there is none.
+// ctxDL says dl is ctx's deadline.
+func (cn *conn) readUntil(ctx context.Context, cl *call, dl time.Time, ctxDL bool) (r result, kind, cause error) {
+	err := cn.setReadDeadline(dl)
+	for {
+		select {
+		case r := <-cl.ch:
+			return r, nil, nil
+		default:
+		}
+		if err == nil {
+			err = cn.readOnce()
+		}
+		if err == nil {
+			continue
+		}
+		if !isTimeout(err) || cn.closed.Load() {
+			// Closing fails every pending call, ours included, unless its
+			// response was dispatched first.
+			cn.close(ErrConnClosed, err)
+			return <-cl.ch, nil, nil
+		}
+		if e := ctx.Err(); e != nil {
+			if e == context.DeadlineExceeded {
+				return result{}, ErrTimeout, e
+			}
+			return result{}, e, nil
+		}
+		if !dl.IsZero() && !time.Now().Before(dl) {
+			if ctxDL { // ctx's own timer may not have fired yet
+				return result{}, ErrTimeout, context.DeadlineExceeded
+			}
+			return result{}, ErrTimeout, nil
+		}
+		// Interrupted for a caller that has left: our deadline again.
+		cn.rs.dl = time.Unix(1, 0)
+		err = cn.setReadDeadline(dl)
+		if err == nil && ctx.Err() != nil {
+			// ctx ended between the check and the new deadline, which
+			// may have undone its interrupt.
+			err = os.ErrDeadlineExceeded
+		}
+	}
+}
+
+// readOnce reads once into the read buffer and dispatches every complete
+// frame in it. A frame larger than the buffer gets a buffer of its own for
+// as long as it takes to read. The read's error comes back after the data
+// read with it has been dispatched.
+func (cn *conn) readOnce() error {
+	rs := &cn.rs
+	maxFrame := cn.c.cfg.maxFrame
+	n, rerr := cn.nc.Read(rs.buf[rs.w:])
+	if n > 0 {
+		rs.w += n
+		cn.touch()
+	}
+	for {
+		size, err := remoting.FrameSize(rs.buf[rs.r:rs.w], maxFrame)
+		if err == remoting.ErrIncomplete {
+			break
+		}
+		if err != nil {
+			cn.c.log.Warn("rocketmq: bad frame, closing connection", "addr", cn.addr, "err", err)
+			return err
+		}
+		if rs.w-rs.r < size {
+			if size > len(rs.buf)-rs.r { // make room for the whole frame
+				if size > len(rs.buf) {
+					nb := make([]byte, size)
+					copy(nb, rs.buf[rs.r:rs.w])
+					rs.buf = nb
+				} else {
+					copy(rs.buf, rs.buf[rs.r:rs.w])
+				}
+				rs.w -= rs.r
+				rs.r = 0
+			}
+			break
+		}
+		cmd, _, err := remoting.DecodeFrame(rs.buf[rs.r:rs.r+size], maxFrame)
+		if err != nil {
+			cn.c.log.Warn("rocketmq: bad frame, closing connection", "addr", cn.addr, "err", err)
+			return err
+		}
+		rs.r += size
+		cn.dispatch(cmd)
+	}
+	if rs.r == rs.w {
+		rs.r, rs.w = 0, 0
+		rs.buf = rs.small
+	} else if len(rs.buf)-rs.w < minRead && rs.r > 0 {
+		copy(rs.buf, rs.buf[rs.r:rs.w])
+		rs.w -= rs.r
+		rs.r = 0
+	}
+	return rerr
+}
