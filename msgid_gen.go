@@ -102,7 +102,12 @@ func (g *UniqIDGenerator) Prefix() string { return string(g.prefix[:g.plen]) }
 // 56 with IPv6.
 func (g *UniqIDGenerator) NewID() string {
 	var buf [56]byte
-	n := copy(buf[:], g.prefix[:g.plen])
+	return string(g.AppendNewID(buf[:0]))
+}
+
+// AppendNewID appends a new unique id (see NewID) to dst, for callers that
+// write ids into a buffer (a batch body) without a string per id.
+func (g *UniqIDGenerator) AppendNewID(dst []byte) []byte {
 	ms := g.now().UnixMilli()
 
 	g.mu.Lock()
@@ -122,15 +127,18 @@ func (g *UniqIDGenerator) NewID() string {
 	g.used++
 	g.mu.Unlock()
 
+	dst = append(dst, g.prefix[:g.plen]...)
+	n := len(dst)
+	dst = append(dst, "000000000000"...)
 	for i := 7; i >= 0; i-- {
-		buf[n+i] = hexUpper[diff&0xF]
+		dst[n+i] = hexUpper[diff&0xF]
 		diff >>= 4
 	}
 	for i := 11; i >= 8; i-- {
-		buf[n+i] = hexUpper[c&0xF]
+		dst[n+i] = hexUpper[c&0xF]
 		c >>= 4
 	}
-	return string(buf[:n+12])
+	return dst
 }
 
 func (g *UniqIDGenerator) setMonth(ms int64) {

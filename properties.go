@@ -124,8 +124,19 @@ func CheckProperty(name, value string) error {
 	if name == "" || value == "" {
 		return ErrEmptyProperty
 	}
-	if strings.ContainsAny(name, "\x01\x02") || strings.ContainsAny(value, "\x01\x02") {
+	if hasSeparator(name) || hasSeparator(value) {
 		return ErrPropertySeparator
 	}
 	return nil
+}
+
+// hasSeparator reports whether s holds 0x01 or 0x02 (a plain loop: much
+// cheaper than strings.ContainsAny on every property of every message).
+func hasSeparator(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= PropertySeparator && s[i] >= NameValueSeparator {
+			return true
+		}
+	}
+	return false
 }
