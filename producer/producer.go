@@ -20,6 +20,7 @@ type Producer struct {
 	log   *slog.Logger
 	ids   *rocketmq.UniqIDGenerator
 	fault *faultStrategy
+	bufs  sync.Pool // *[]byte batch bodies
 
 	idxMu sync.RWMutex
 	idx   map[string]*atomic.Uint32 // per-topic rotation
@@ -266,7 +267,8 @@ type limiter struct {
 	maxCount int
 	maxBytes int64
 	failFast bool
-	changed  chan struct{}
+	waiters  int           // acquire calls waiting on changed
+	changed  chan struct{} // closed (and replaced) by a release with waiters
 }
 
 func newLimiter(n int, bytes int64, failFast bool) *limiter {
@@ -287,13 +289,21 @@ func (l *limiter) acquire(ctx, stop context.Context, n int64) error {
 			return ErrTooManyInflight
 		}
 		ch := l.changed
+		l.waiters++
 		l.mu.Unlock()
+		var err error
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return fmt.Errorf("%w: %w", ErrTooManyInflight, ctx.Err())
+			err = fmt.Errorf("%w: %w", ErrTooManyInflight, ctx.Err())
 		case <-stop.Done():
-			return ErrNotStarted
+			err = ErrNotStarted
+		}
+		l.mu.Lock()
+		l.waiters--
+		l.mu.Unlock()
+		if err != nil {
+			return err
 		}
 	}
 }
@@ -302,8 +312,10 @@ func (l *limiter) release(n int64) {
 	l.mu.Lock()
 	l.count--
 	l.bytes -= n
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.waiters > 0 {
+		close(l.changed)
+		l.changed = make(chan struct{})
+	}
 	l.mu.Unlock()
 }
 

@@ -96,6 +96,8 @@ func (p *Producer) doRequest(ctx context.Context, r *runState, msg *rocketmq.Mes
 			return nil, ErrRequestTimeout
 		}
 		return nil, ctx.Err()
+	case <-r.ctx.Done():
+		return nil, ErrNotStarted // Shutdown gave up waiting
 	}
 }
 

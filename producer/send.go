@@ -27,6 +27,7 @@ type envelope struct {
 	batch     bool
 	timer     bool
 	body      []byte
+	pooled    *[]byte // body's buffer, from Producer.bufs
 	sysFlag   int32
 	flag      int32
 	props     string
@@ -155,14 +156,14 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 }
 
 // prepareBatch encodes a SEND_BATCH_MESSAGE body (PROTOCOL.md §5.4): each
-// element with its own UNIQ_KEY, the batch-level WAIT in the header.
+// element with its own UNIQ_KEY, the batch-level WAIT in the header. The
+// body comes from the producer's buffer pool; release returns it.
 func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envelope, error) {
 	first := msgs[0]
 	if first == nil {
 		return nil, rocketmq.ErrNilMessage
 	}
 	wait := first.WaitStoreMsgOK()
-	ids := make([]string, len(msgs))
 	size := 0
 	for i, m := range msgs {
 		if err := p.checkMessage(m); err != nil {
@@ -171,41 +172,20 @@ func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envel
 		switch {
 		case m.Topic != first.Topic:
 			return nil, fmt.Errorf("%w: %q and %q", ErrBatchTopics, first.Topic, m.Topic)
-		case m.WaitStoreMsgOK() != wait:
-			return nil, ErrBatchWait
-		case m.DelayLevel() > 0 || isTimer(m):
-			return nil, ErrBatchDelay
 		case rocketmq.IsRetryTopic(m.Topic):
 			return nil, ErrBatchRetryTopic
-		case m.Properties[rocketmq.PropertyMessageType] == rocketmq.ReplyMessageFlag:
-			return nil, ErrBatchReply
 		}
-		size += 20 + len(m.Body) + 2 + 64
+		size += 20 + len(m.Body) + 2 + 48 + 48*len(m.Properties)
 	}
-	body := make([]byte, 0, size)
-	for i, m := range msgs {
-		id := m.Properties[rocketmq.PropertyUniqKey]
-		if id == "" {
-			id = p.ids.NewID()
-		}
-		ids[i] = id
-		start := len(body)
-		body = append(body, make([]byte, 20)...)
-		body = append(body, m.Body...)
-		body = append(body, 0, 0)
-		pstart := len(body)
-		body = appendProps(body, m.Properties, nil, prop{rocketmq.PropertyUniqKey, id}, prop{rocketmq.PropertyWaitStoreMsgOK, "true"})
-		plen := len(body) - pstart
-		if plen > rocketmq.MaxPropertiesLength {
-			return nil, fmt.Errorf("batch message %d: %w", i, rocketmq.ErrPropertiesTooLong)
-		}
-		binary.BigEndian.PutUint32(body[start:], uint32(len(body)-start))
-		binary.BigEndian.PutUint32(body[start+12:], uint32(m.Flag))
-		binary.BigEndian.PutUint32(body[start+16:], uint32(len(m.Body)))
-		binary.BigEndian.PutUint16(body[pstart-2:], uint16(plen))
+	buf := p.getBuf(size)
+	body, ids, err := p.appendBatch((*buf)[:0], make([]byte, 0, len(msgs)*33), msgs, wait)
+	*buf = body
+	if err == nil && len(body) > p.cfg.maxMessageSize {
+		err = fmt.Errorf("%w: batch of %d bytes exceeds %d", ErrTooLarge, len(body), p.cfg.maxMessageSize)
 	}
-	if len(body) > p.cfg.maxMessageSize {
-		return nil, fmt.Errorf("%w: batch of %d bytes exceeds %d", ErrTooLarge, len(body), p.cfg.maxMessageSize)
+	if err != nil {
+		p.putBuf(buf)
+		return nil, err
 	}
 	return &envelope{
 		kind:      kind,
@@ -215,10 +195,129 @@ func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envel
 		code:      remoting.SendBatchMessage,
 		batch:     true,
 		body:      body,
+		pooled:    buf,
 		props:     rocketmq.PropertyWaitStoreMsgOK + "\x01" + strconv.FormatBool(wait),
-		ids:       strings.Join(ids, ","),
+		ids:       string(ids),
 		size:      int64(len(body)),
 	}, nil
+}
+
+// appendBatch appends the batch elements to body and their ids, comma
+// separated, to ids. It checks the properties while it writes them, in
+// one pass over each map: WAIT as in the first message, no delay level,
+// no timer, no reply.
+func (p *Producer) appendBatch(body, ids []byte, msgs []*rocketmq.Message, wait bool) ([]byte, []byte, error) {
+	for i, m := range msgs {
+		start := len(body)
+		body = append(body, make([]byte, 20)...)
+		body = append(body, m.Body...)
+		body = append(body, 0, 0)
+		pstart := len(body)
+		var hasID, hasWait, timer bool
+		var id string
+		for k, v := range m.Properties {
+			if len(body) > pstart {
+				body = append(body, rocketmq.PropertySeparator)
+			}
+			body = append(body, k...)
+			body = append(body, rocketmq.NameValueSeparator)
+			body = append(body, v...)
+			switch k {
+			case rocketmq.PropertyUniqKey:
+				hasID, id = v != "", v
+			case rocketmq.PropertyWaitStoreMsgOK:
+				hasWait = true
+				if (v == "true") != wait {
+					return body, ids, ErrBatchWait
+				}
+			case rocketmq.PropertyDelayLevel:
+				if n, _ := strconv.Atoi(v); n > 0 {
+					return body, ids, ErrBatchDelay
+				}
+			case rocketmq.PropertyTimerDeliverMS, rocketmq.PropertyTimerDelaySec, rocketmq.PropertyTimerDelayMS:
+				timer = true
+			case rocketmq.PropertyMessageType:
+				if v == rocketmq.ReplyMessageFlag {
+					return body, ids, ErrBatchReply
+				}
+			}
+		}
+		switch {
+		case timer:
+			return body, ids, ErrBatchDelay
+		case !hasWait && !wait:
+			return body, ids, ErrBatchWait
+		}
+		if i > 0 {
+			ids = append(ids, ',')
+		}
+		idStart := len(ids)
+		if hasID {
+			ids = append(ids, id...)
+		} else {
+			ids = p.ids.AppendNewID(ids)
+		}
+		if _, ok := m.Properties[rocketmq.PropertyUniqKey]; !ok {
+			// A UNIQ_KEY property that is present but empty is kept as is
+			// (like appendProps); only a missing one is added.
+			if len(body) > pstart {
+				body = append(body, rocketmq.PropertySeparator)
+			}
+			body = append(body, rocketmq.PropertyUniqKey...)
+			body = append(body, rocketmq.NameValueSeparator)
+			body = append(body, ids[idStart:]...)
+		}
+		if !hasWait {
+			if len(body) > pstart {
+				body = append(body, rocketmq.PropertySeparator)
+			}
+			body = append(body, rocketmq.PropertyWaitStoreMsgOK...)
+			body = append(body, rocketmq.NameValueSeparator)
+			body = append(body, "true"...)
+		}
+		plen := len(body) - pstart
+		if plen > rocketmq.MaxPropertiesLength {
+			return body, ids, fmt.Errorf("batch message %d: %w", i, rocketmq.ErrPropertiesTooLong)
+		}
+		binary.BigEndian.PutUint32(body[start:], uint32(len(body)-start))
+		binary.BigEndian.PutUint32(body[start+12:], uint32(m.Flag))
+		binary.BigEndian.PutUint32(body[start+16:], uint32(len(m.Body)))
+		binary.BigEndian.PutUint16(body[pstart-2:], uint16(plen))
+	}
+	return body, ids, nil
+}
+
+// maxPooledBuf: batch bodies larger than this are left to the GC.
+const maxPooledBuf = 1 << 20
+
+// getBuf returns a pooled buffer with room for at least n bytes.
+func (p *Producer) getBuf(n int) *[]byte {
+	if b, _ := p.bufs.Get().(*[]byte); b != nil {
+		if cap(*b) >= n {
+			return b
+		}
+		p.bufs.Put(b)
+	}
+	b := make([]byte, 0, n)
+	return &b
+}
+
+func (p *Producer) putBuf(b *[]byte) {
+	if cap(*b) <= maxPooledBuf {
+		*b = (*b)[:0]
+		p.bufs.Put(b)
+	}
+}
+
+// release returns the envelope's pooled body once no attempt can use it
+// any more: the transport has encoded (copied) it by the time a call
+// returns or an async call's callback runs.
+func (p *Producer) release(e *envelope) {
+	if e.pooled != nil {
+		e.body = nil
+		p.putBuf(e.pooled)
+		e.pooled = nil
+	}
 }
 
 // request builds the command of one attempt.
@@ -339,6 +438,10 @@ func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, s
 			lastErr = err
 			break
 		}
+		if err := r.ctx.Err(); err != nil {
+			lastErr = ErrNotStarted // Shutdown gave up waiting
+			break
+		}
 		pi, err := r.api.publishInfo(ctx, e.topic)
 		if err != nil {
 			// No route: Java gives up at once too.
@@ -437,6 +540,7 @@ func (s *Sender) Send(ctx context.Context, msgs ...*rocketmq.Message) (*rocketmq
 	if err != nil {
 		return nil, err
 	}
+	defer s.p.release(e)
 	r, err := s.p.enter()
 	if err != nil {
 		return nil, err
@@ -451,6 +555,7 @@ func (s *Sender) SendOneway(ctx context.Context, msgs ...*rocketmq.Message) erro
 	if err != nil {
 		return err
 	}
+	defer s.p.release(e)
 	r, err := s.p.enter()
 	if err != nil {
 		return err
@@ -469,14 +574,23 @@ func (s *Sender) SendAsync(ctx context.Context, cb func(*rocketmq.SendResult, er
 	if err != nil {
 		return err
 	}
-	return s.p.goAsync(ctx, e.size, func(ctx context.Context, r *runState) {
-		cb(s.p.sendEnvelope(ctx, r, e, s.sel))
+	err = s.p.goAsync(ctx, e.size, func(ctx context.Context, r *runState) {
+		res, err := s.p.sendEnvelope(ctx, r, e, s.sel)
+		s.p.release(e)
+		cb(res, err)
 	})
+	if err != nil {
+		s.p.release(e)
+	}
+	return err
 }
 
 // goAsync runs fn on a goroutine owned by the running producer once an
-// in-flight slot of size bytes is free. fn's ctx ends with the caller's
-// ctx or when Shutdown gives up waiting.
+// in-flight slot of size bytes is free. fn gets the caller's ctx: when
+// Shutdown gives up waiting it closes the client, which fails the calls
+// in flight, and sendEnvelope stops retrying once r.ctx is cancelled (no
+// derived context per send: that costs more than the rest of the
+// bookkeeping together).
 func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Context, *runState)) error {
 	r, err := p.enter()
 	if err != nil {
@@ -489,11 +603,7 @@ func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Cont
 	go func() {
 		defer r.leave()
 		defer r.lim.release(size)
-		actx, cancel := context.WithCancel(ctx)
-		stop := context.AfterFunc(r.ctx, cancel)
-		fn(actx, r)
-		stop()
-		cancel()
+		fn(ctx, r)
 	}()
 	return nil
 }

@@ -1,0 +1,116 @@
+package producer
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// stubAPI answers every send at once with a canned SUCCESS response, so the
+// benchmarks measure the producer alone (no transport, no broker).
+type stubAPI struct {
+	pi   *mqclient.PublishInfo
+	resp *remoting.Command
+}
+
+func (s *stubAPI) start(context.Context, string) error    { return nil }
+func (s *stubAPI) shutdown(context.Context, string) error { return nil }
+func (s *stubAPI) clientID() string                       { return "127.0.0.1@bench" }
+func (s *stubAPI) publishInfo(context.Context, string) (*mqclient.PublishInfo, error) {
+	return s.pi, nil
+}
+func (s *stubAPI) refreshRoute(string)                                           {}
+func (s *stubAPI) brokerAddr(name string) (string, bool)                         { return "addr-" + name, true }
+func (s *stubAPI) brokerVersion(string) (int32, bool)                            { return 0, false }
+func (s *stubAPI) ensureHeartbeat(context.Context, string) error                 { return nil }
+func (s *stubAPI) setReplyHandler(func(*rocketmq.MessageExt))                    {}
+func (s *stubAPI) invokeOneway(context.Context, string, *remoting.Command) error { return nil }
+func (s *stubAPI) invoke(_ context.Context, _ string, req *remoting.Command, _ time.Duration) (*remoting.Command, error) {
+	return s.resp, nil
+}
+func (s *stubAPI) invokeAsync(_ context.Context, _ string, req *remoting.Command, _ time.Duration, cb func(*remoting.Command, error)) error {
+	go cb(s.resp, nil)
+	return nil
+}
+
+func newBenchProducer(b *testing.B) *Producer {
+	b.Helper()
+	api := &stubAPI{pi: fakeRoute("bench", 4, "broker-a"), resp: okResp(remoting.Success, 1, 42)}
+	p, err := New(withAPI(api), WithGroup("pg"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
+}
+
+// benchMessage is what an application builds per send: a fresh message
+// with a 1 KiB body and one user property.
+func benchMessage(b *testing.B, body []byte) *rocketmq.Message {
+	m := rocketmq.NewMessage("bench", body)
+	if err := m.SetUserProperty("RUN", "l2x9k3"); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+func BenchmarkSend1KiB(b *testing.B) {
+	p := newBenchProducer(b)
+	body := make([]byte, 1024)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := p.Send(ctx, benchMessage(b, body)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSendBatch32x1KiB(b *testing.B) {
+	p := newBenchProducer(b)
+	body := make([]byte, 1024)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		msgs := make([]*rocketmq.Message, 32)
+		for i := range msgs {
+			msgs[i] = benchMessage(b, body)
+		}
+		if _, err := p.Send(ctx, msgs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(32*b.N), "ns/msg")
+}
+
+func BenchmarkSendAsync1KiB(b *testing.B) {
+	p := newBenchProducer(b)
+	body := make([]byte, 1024)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		wg.Add(1)
+		err := p.SendAsync(ctx, func(_ *rocketmq.SendResult, err error) {
+			if err != nil {
+				b.Error(err)
+			}
+			wg.Done()
+		}, benchMessage(b, body))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	wg.Wait()
+}
