@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -33,14 +34,29 @@ type Conn struct {
 	cancel context.CancelFunc
 	closed chan struct{}
 
-	// Write coalescing: writers append encoded frames to out and schedule
-	// one flush task on the event loop; the task writes everything queued
-	// by then in one call.
+	// Writes: a sender appends its encoded frame to out. If no write is
+	// under way it becomes the writer and writes out to the socket itself,
+	// again and again until out is empty, so replies finishing while a
+	// write runs coalesce into the next one. Only when the socket does not
+	// take everything does the rest go to gnet on the event loop (viaLoop),
+	// and every later frame follows it there, in order, until gnet's
+	// buffer has drained. Writing from the sender saves the event-loop
+	// wake-up (an eventfd write and two epoll_waits) per reply.
 	mu       sync.Mutex
 	out      []byte
-	flushing bool
-	spare    []byte // event loop only
-	loopDone bool   // event loop only: OnClose ran, gc must not be used
+	spare    []byte
+	writing  bool // a writer (a sender or the loop's flusher) owns out
+	viaLoop  bool // gnet may hold unsent bytes: write through the loop
+	loopDone bool // event loop only: OnClose ran, gc must not be used
+
+	// inflight counts this connection's requests handed to workers whose
+	// handler has not returned yet; a writer that sees some yields once
+	// so their replies can join its write.
+	inflight atomic.Int32
+
+	fd     int
+	fdMu   sync.Mutex // held during a direct write; OnClose takes it before gnet closes fd
+	fdDone bool       // under fdMu: fd is about to close (or was)
 
 	pmu        sync.Mutex
 	pending    map[int32]chan *remoting.Command // server→client calls by opaque
@@ -62,6 +78,7 @@ func newConn(s *Server, gc gnet.Conn) *Conn {
 		ctx:    ctx,
 		cancel: cancel,
 		closed: make(chan struct{}),
+		fd:     gc.Fd(),
 	}
 	if c.remote != nil {
 		c.remoteStr = c.remote.String()
@@ -232,8 +249,8 @@ func (c *Conn) deliver(resp *remoting.Command) {
 	ch <- resp // buffered; one response per opaque
 }
 
-// send encodes cmd onto the connection's write queue and makes sure a flush
-// is scheduled on the event loop.
+// send encodes cmd onto the connection's write queue and writes it out,
+// or leaves it to the writer already at work.
 func (c *Conn) send(cmd *remoting.Command) error {
 	s := c.srv
 	s.gate.RLock()
@@ -251,15 +268,56 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		return err
 	}
 	c.out = out
-	schedule := !c.flushing
-	c.flushing = true
-	c.mu.Unlock()
-	if !schedule {
-		return nil
+	if c.writing {
+		c.mu.Unlock()
+		return nil // the writer at work takes it along
 	}
+	c.writing = true
+	if c.viaLoop {
+		c.mu.Unlock()
+		return c.scheduleFlush()
+	}
+	if c.inflight.Load() > 0 {
+		// Replies of requests read in the same burst are usually a
+		// moment away: let the runnable ones append first, so one write
+		// (one trip through the kernel's TCP stack) carries them all.
+		c.mu.Unlock()
+		runtime.Gosched()
+		c.mu.Lock()
+	}
+	for {
+		buf := c.out
+		c.out, c.spare = c.spare[:0], nil
+		c.mu.Unlock()
+		n, err := c.writeDirect(buf)
+		c.mu.Lock()
+		if err != nil || n < len(buf) {
+			// The socket is full (or the write failed; then gnet's own
+			// write reports it and closes): gnet takes the rest in order,
+			// ahead of whatever queued meanwhile.
+			rest := append(buf[n:len(buf):len(buf)], c.out...)
+			c.out = rest
+			c.viaLoop = true
+			c.mu.Unlock()
+			return c.scheduleFlush()
+		}
+		if cap(buf) <= maxKeptBuffer && cap(buf) > cap(c.spare) {
+			c.spare = buf[:0]
+		}
+		if len(c.out) == 0 {
+			c.writing = false
+			c.mu.Unlock()
+			return nil
+		}
+	}
+}
+
+// scheduleFlush hands the queued bytes to the event loop. Called by the
+// writer (c.writing is set).
+func (c *Conn) scheduleFlush() error {
 	if err := c.gc.EventLoop().Execute(context.Background(), (*flusher)(c)); err != nil {
 		c.mu.Lock()
-		c.flushing = false
+		c.writing = false
 		c.out = c.out[:0]
 		c.mu.Unlock()
 		return fmt.Errorf("rocketmq: write to %s: %w", c.remoteStr, err)
@@ -273,26 +331,37 @@ type flusher Conn
 func (f *flusher) Run(context.Context) error {
 	c := (*Conn)(f)
 	c.mu.Lock()
-	buf := c.out
-	c.out = c.spare[:0]
-	c.spare = nil
-	c.flushing = false
-	c.mu.Unlock()
-	if !c.loopDone && len(buf) > 0 {
-		// gnet copies what the socket does not take at once.
-		if _, err := c.gc.Write(buf); err != nil {
-			c.srv.log.Debug("write failed", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
+	for len(c.out) > 0 {
+		buf := c.out
+		c.out, c.spare = c.spare[:0], nil
+		c.mu.Unlock()
+		if !c.loopDone {
+			// gnet copies what the socket does not take at once.
+			if _, err := c.gc.Write(buf); err != nil {
+				c.srv.log.Debug("write failed", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
+			}
+		}
+		c.mu.Lock()
+		if cap(buf) <= maxKeptBuffer && cap(buf) > cap(c.spare) {
+			c.spare = buf[:0]
 		}
 	}
-	if cap(buf) <= maxKeptBuffer {
-		c.spare = buf[:0]
+	if !c.loopDone && c.gc.OutboundBuffered() == 0 {
+		c.viaLoop = false // gnet has sent everything: senders may write again
 	}
+	c.writing = false
+	c.mu.Unlock()
 	return nil // an error here would not be reported anywhere useful
 }
 
 // closeOnLoop marks the connection closed; runs in gnet's OnClose.
 func (c *Conn) closeOnLoop() {
+	c.fdMu.Lock() // waits for a direct write in progress
+	c.fdDone = true
+	c.fdMu.Unlock()
+	c.mu.Lock()
 	c.loopDone = true
+	c.mu.Unlock()
 	c.pmu.Lock()
 	c.pendClosed = true
 	c.pending = nil

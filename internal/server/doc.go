@@ -17,9 +17,12 @@
 // handler, or whoever holds the request (a parked long-poll pull), calls
 // Conn.Reply. Oneway requests are never answered.
 //
-// Responses are encoded into a per-connection buffer; one task on the
-// event loop writes whatever has queued up, so concurrent replies on one
-// connection coalesce into few writes.
+// Responses are encoded into a per-connection buffer. The goroutine that
+// finds no write under way writes the buffer to the socket itself and keeps
+// writing what queued up meanwhile, so concurrent replies on one connection
+// coalesce into few writes without waking the event loop. What the socket
+// does not take goes to gnet on the event loop, and later replies follow it
+// there until gnet's buffer has drained.
 //
 // Conn.Invoke and Conn.InvokeOneway send server→client requests
 // (GET_CONSUMER_RUNNING_INFO, NOTIFY_CONSUMER_IDS_CHANGED,

@@ -401,6 +401,7 @@ func (s *Server) dispatch(c *Conn, cmd *remoting.Command) {
 	}
 	s.wg.Add(1)
 	s.gate.RUnlock()
+	c.inflight.Add(1)
 	j := job{c: c, h: h, req: cmd}
 	select {
 	case s.work <- j: // an idle worker took it
@@ -444,6 +445,7 @@ func (s *Server) worker(j job) {
 func (s *Server) serve(c *Conn, h Handler, req *remoting.Command) {
 	defer s.wg.Done()
 	resp := s.call(c, h, req)
+	c.inflight.Add(-1)
 	s.active.Add(-1)
 	if resp == nil || req.IsOneway() {
 		return

@@ -636,3 +636,52 @@ func TestWorkersAreReused(t *testing.T) {
 		t.Errorf("%d sequential requests ran on %d goroutines", calls, len(ids))
 	}
 }
+
+// TestWritesSurviveAFullSocket fills the socket while the client does not
+// read, so writes move from the sending goroutine to gnet's buffer on the
+// event loop and back: every frame must arrive whole and in order.
+func TestWritesSurviveAFullSocket(t *testing.T) {
+	conns := make(chan *Conn, 1)
+	s := New(Config{})
+	s.OnConnOpen(func(c *Conn) { conns <- c })
+	s.Handle(codeEcho, echo)
+	cl := dial(t, startServer(t, s))
+	sc := recv(t, conns, "connection")
+	viaLoop := func() bool {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		return sc.viaLoop
+	}
+
+	const n, size = 200, 64 << 10
+	body := make([]byte, size)
+	for i := range n {
+		r := remoting.NewRequest(codeEcho, nil, body)
+		binary.BigEndian.PutUint32(body, uint32(i))
+		if err := sc.InvokeOneway(r); err != nil {
+			t.Fatalf("InvokeOneway %d: %v", i, err)
+		}
+	}
+	if !viaLoop() {
+		t.Fatal("12.8 MB to a client that does not read never filled the socket")
+	}
+	for i := range n {
+		got, err := cl.read(10 * time.Second)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if len(got.Body) != size {
+			t.Fatalf("frame %d: body of %d bytes", i, len(got.Body))
+		}
+		if seq := binary.BigEndian.Uint32(got.Body); seq != uint32(i) {
+			t.Fatalf("frame %d carries sequence %d", i, seq)
+		}
+	}
+	// gnet has drained its buffer: after the next write through the loop,
+	// replies are written directly again.
+	cl.call(req(codeEcho, 1, remoting.SerializeJSON, "a"))
+	waitFor(t, "direct writes again", func() bool { return !viaLoop() })
+	if resp := cl.call(req(codeEcho, 2, remoting.SerializeJSON, "b")); string(resp.Body) != "b" {
+		t.Errorf("body %q after the switch back", resp.Body)
+	}
+}
