@@ -26,9 +26,15 @@ func (s *Store) loadSegments() (torn bool, err error) {
 	}
 	var starts []int64
 	for _, de := range ents {
-		if start, ok := parseOffsetName(de.Name()); ok && de.Type().IsRegular() {
-			starts = append(starts, start)
+		start, ok := parseOffsetName(de.Name())
+		if !ok {
+			continue
 		}
+		// Skipping it would hide its offsets and fail every later put.
+		if !de.Type().IsRegular() {
+			return false, fmt.Errorf("%w: commit log: %s is not a regular file", ErrCorrupt, filepath.Join(dir, de.Name()))
+		}
+		starts = append(starts, start)
 	}
 	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
 	size := s.cfg.CommitLogSegmentSize
@@ -74,8 +80,13 @@ func (s *Store) loadQueues() (needDeep bool, err error) {
 		return false, fmt.Errorf("rocketmq: store: read %s: %w", root, err)
 	}
 	for _, td := range topics {
-		if !td.IsDir() || !validTopic(td.Name()) {
+		if !validTopic(td.Name()) {
 			continue
+		}
+		// A file where a queue directory belongs hides that queue's
+		// messages and fails its puts: refuse rather than guess.
+		if !td.IsDir() {
+			return false, fmt.Errorf("%w: consume queues: %s is not a directory", ErrCorrupt, filepath.Join(root, td.Name()))
 		}
 		qdirs, err := os.ReadDir(filepath.Join(root, td.Name()))
 		if err != nil {
@@ -83,8 +94,11 @@ func (s *Store) loadQueues() (needDeep bool, err error) {
 		}
 		for _, qd := range qdirs {
 			id, perr := strconv.Atoi(qd.Name())
-			if perr != nil || !qd.IsDir() || id < 0 || id > math.MaxInt32 || strconv.Itoa(id) != qd.Name() {
+			if perr != nil || id < 0 || id > math.MaxInt32 || strconv.Itoa(id) != qd.Name() {
 				continue
+			}
+			if !qd.IsDir() {
+				return false, fmt.Errorf("%w: consume queues: %s is not a directory", ErrCorrupt, filepath.Join(root, td.Name(), qd.Name()))
 			}
 			q, err := loadConsumeQueue(root, td.Name(), int32(id), int64(s.cfg.ConsumeQueueEntriesPerFile))
 			if err != nil {
