@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"time"
 
@@ -70,6 +71,11 @@ func New(cfg Config) (*Broker, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	// An unusable store directory fails here under its own name rather than
+	// through the first config file read below it.
+	if err := os.MkdirAll(cfg.StoreDir, 0o755); err != nil {
+		return nil, fmt.Errorf("rocketmq: broker: StoreDir: %w", err)
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerName), ready: make(chan struct{})}
 	b.ids = rocketmq.NewUniqIDGenerator()
