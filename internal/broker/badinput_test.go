@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -676,4 +677,237 @@ func TestBadInputStoreDirUnusable(t *testing.T) {
 			t.Errorf("error %q does not name %s", err, dir)
 		}
 	})
+}
+
+// badStored is a broker's store after acknowledged sends, closed or
+// crashed, ready to be damaged.
+type badStored struct {
+	cfg    Config
+	before [][]byte // raw pulled records by queue
+	end    int64    // commit-log end
+}
+
+func (s *badStored) path(parts ...string) string {
+	return filepath.Join(append([]string{s.cfg.StoreDir}, parts...)...)
+}
+
+// lastSegment is the commit-log file holding s.end.
+func (s *badStored) lastSegment() string {
+	seg := s.cfg.CommitLogSegmentSize
+	return s.path("commitlog", fmt.Sprintf("%020d", s.end/seg*seg))
+}
+
+// badPrepare sends messages to badTopic through the wire, commits an
+// offset, records what a pull returns and stops the broker.
+func badPrepare(t *testing.T, crash bool) *badStored {
+	t.Helper()
+	cfg := badConfig(t.TempDir(), &badLogs{})
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Two topic changes, so topics.json has a .bak that knows badTopic.
+	b.topics.ensure(badTopic, badQueues, rocketmq.PermRead|rocketmq.PermWrite)
+	b.topics.ensure("BadOther", 1, rocketmq.PermRead|rocketmq.PermWrite)
+	b.groups.put(remoting.NewSubscriptionGroupConfig(badGroup))
+	b.groups.put(remoting.NewSubscriptionGroupConfig("BadOtherGroup"))
+	c := badDial(t, b.Addr())
+	for i := range 24 {
+		h := badSendHeader(badTopic, int32(i%badQueues), badProps("TAGS", "t", "KEYS", "k"+strconv.Itoa(i)))
+		if r := c.call(badSend(h, bytes.Repeat([]byte{byte(i)}, 100+i*37))); r.Code != remoting.Success {
+			t.Fatalf("send %d: %d %q", i, r.Code, r.Remark)
+		}
+	}
+	for _, off := range []int64{1, 2} { // two persists: consumerOffset.json gets a .bak
+		up := remoting.UpdateConsumerOffsetRequestHeader{ConsumerGroup: badGroup, Topic: badTopic, QueueID: 0, CommitOffset: off}
+		if r := c.call(remoting.NewRequest(remoting.UpdateConsumerOffset, up.AppendExt(nil), nil)); r.Code != remoting.Success {
+			t.Fatalf("commit offset: %d %q", r.Code, r.Remark)
+		}
+		if err := b.offsets.persist(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &badStored{cfg: cfg, before: badReadAll(t, b.Addr()), end: b.store.CommitLogMaxOffset()}
+	c.nc.Close()
+	if crash {
+		err = b.Crash()
+	} else {
+		err = b.Close(context.Background())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// badQueryOffset is the committed offset of badGroup on badTopic queue 0.
+func badQueryOffset(t *testing.T, addr string) int64 {
+	t.Helper()
+	h := remoting.QueryConsumerOffsetRequestHeader{ConsumerGroup: badGroup, Topic: badTopic, QueueID: 0}
+	r := badDial(t, addr).call(remoting.NewRequest(remoting.QueryConsumerOffset, h.AppendExt(nil), nil))
+	var rh remoting.OffsetResponseHeader
+	if r.Code != remoting.Success || rh.FromExt(r.Ext) != nil {
+		t.Fatalf("query offset: code %d %q", r.Code, r.Remark)
+	}
+	return rh.Offset
+}
+
+// cutHalf truncates a file to half its size.
+func cutHalf(t *testing.T, p string) {
+	t.Helper()
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, st.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBadInputHalfWrittenStore damages a stopped broker's files the ways a
+// crash or a full disk can and restarts it: it either comes back with every
+// acknowledged message (and the config it had) or refuses to start with an
+// error naming the file; once the file is restored it starts with the data
+// intact.
+func TestBadInputHalfWrittenStore(t *testing.T) {
+	recovers := []struct {
+		name   string
+		crash  bool
+		hurt   func(t *testing.T, s *badStored)
+		offset int64 // committed offset expected after the restart
+	}{
+		{"half a record after the last acknowledged one", true, func(t *testing.T, s *badStored) {
+			rec := s.before[0][:binary.BigEndian.Uint32(s.before[0])]
+			f, err := os.OpenFile(s.lastSegment(), os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			f.WriteAt(rec[:len(rec)/2], s.end%s.cfg.CommitLogSegmentSize)
+		}, 2},
+		{"garbage appended past the segment size", false, func(t *testing.T, s *badStored) {
+			f, err := os.OpenFile(s.lastSegment(), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			f.Write(bytes.Repeat([]byte{0xA5}, 777))
+		}, 2},
+		{"segment cut right after the last record", true, func(t *testing.T, s *badStored) {
+			if err := os.Truncate(s.lastSegment(), s.end%s.cfg.CommitLogSegmentSize); err != nil {
+				t.Fatal(err)
+			}
+		}, 2},
+		{"topics.json cut mid-way, .bak kept", false, func(t *testing.T, s *badStored) {
+			cutHalf(t, s.path("config", "topics.json"))
+		}, 2},
+		{"subscriptionGroup.json cut mid-way, .bak kept", false, func(t *testing.T, s *badStored) {
+			cutHalf(t, s.path("config", "subscriptionGroup.json"))
+		}, 2},
+		{"consumerOffset.json cut mid-way, .bak kept", false, func(t *testing.T, s *badStored) {
+			cutHalf(t, s.path("config", "consumerOffset.json"))
+		}, 1}, // the .bak is the version before: offset 1
+		{"consumerOffset.json empty, .bak kept", false, func(t *testing.T, s *badStored) {
+			os.WriteFile(s.path("config", "consumerOffset.json"), nil, 0o644)
+		}, 1},
+		{"consume queue file 7 bytes too long", false, func(t *testing.T, s *badStored) {
+			f, err := os.OpenFile(s.path("consumequeue", badTopic, "1", fmt.Sprintf("%020d", 0)), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			f.Write([]byte("1234567"))
+		}, 2},
+		{"consume queue file emptied after a crash", true, func(t *testing.T, s *badStored) {
+			os.Truncate(s.path("consumequeue", badTopic, "2", fmt.Sprintf("%020d", 0)), 0)
+		}, 2},
+		{"garbage checkpoint after a crash", true, func(t *testing.T, s *badStored) {
+			os.WriteFile(s.path("checkpoint"), []byte("garbage"), 0o644)
+		}, 2},
+	}
+	for _, tt := range recovers {
+		t.Run(tt.name, func(t *testing.T) {
+			s := badPrepare(t, tt.crash)
+			tt.hurt(t, s)
+			logs := &badLogs{}
+			cfg := s.cfg
+			cfg.Logger = logs.logger()
+			b := badStart(t, cfg)
+			badSameBodies(t, "after restart", badReadAll(t, b.Addr()), s.before)
+			if _, ok := b.topics.get("BadOther"); !ok && !strings.HasPrefix(tt.name, "topics.json") {
+				t.Error("topic BadOther lost")
+			}
+			if _, ok := b.groups.get("BadOtherGroup"); !ok && !strings.HasPrefix(tt.name, "subscriptionGroup.json") {
+				t.Error("group BadOtherGroup lost")
+			}
+			if got := badQueryOffset(t, b.Addr()); got != tt.offset {
+				t.Errorf("committed offset %d, want %d", got, tt.offset)
+			}
+			c := badDial(t, b.Addr())
+			if r := c.call(badSend(badSendHeader(badTopic, 1, ""), []byte("after"))); r.Code != remoting.Success {
+				t.Fatalf("send after restart: %d %q", r.Code, r.Remark)
+			}
+			logs.noPanic(t)
+		})
+	}
+
+	refuses := []struct {
+		name string
+		file []string // under StoreDir
+		hurt func(p string)
+	}{
+		{"topics.json cut mid-way, no .bak", []string{"config", "topics.json"}, nil},
+		{"subscriptionGroup.json cut mid-way, no .bak", []string{"config", "subscriptionGroup.json"}, nil},
+		{"consumerOffset.json cut mid-way, no .bak", []string{"config", "consumerOffset.json"}, nil},
+		{"topics.json and its .bak both cut", []string{"config", "topics.json"}, func(p string) {
+			os.WriteFile(p, []byte(`{"topicConfigTable":{"BadKeep":{`), 0o644)
+			os.WriteFile(p+".bak", []byte(`{"topicConfigTable":{`), 0o644)
+		}},
+		// Well formed but not a topic table: Java would fall back to the
+		// .bak here; refusing with the file's name is the safe side too.
+		{"topics.json with a string where a number belongs", []string{"config", "topics.json"}, func(p string) {
+			os.WriteFile(p, []byte(`{"topicConfigTable":{"BadKeep":{"topicName":"BadKeep","readQueueNums":"four"}}}`), 0o644)
+		}},
+	}
+	for _, tt := range refuses {
+		t.Run(tt.name, func(t *testing.T) {
+			s := badPrepare(t, false)
+			p := s.path(tt.file...)
+			orig, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.hurt != nil {
+				tt.hurt(p)
+			} else {
+				os.Remove(p + ".bak")
+				cutHalf(t, p)
+			}
+			logs := &badLogs{}
+			cfg := s.cfg
+			cfg.Logger = logs.logger()
+			if b, err := New(cfg); err == nil {
+				b.Close(context.Background())
+				t.Fatal("New succeeded")
+			} else if msg := err.Error(); !strings.HasPrefix(msg, "rocketmq: ") || !strings.Contains(msg, p) {
+				t.Errorf("error %q does not name %s", msg, p)
+			} else {
+				t.Logf("error: %v", err)
+			}
+			logs.noPanic(t)
+			// Restored, the broker starts with everything: the failed
+			// start released the store and wrote nothing.
+			if err := os.WriteFile(p, orig, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			b := badStart(t, cfg)
+			badSameBodies(t, "after repair", badReadAll(t, b.Addr()), s.before)
+			if got := badQueryOffset(t, b.Addr()); got != 2 {
+				t.Errorf("committed offset %d, want 2", got)
+			}
+		})
+	}
 }
