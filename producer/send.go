@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,14 @@ type envelope struct {
 	reconsume *int32
 	maxRecons *int32
 	size      int64
+
+	// Storage the send header points into, so that building a request
+	// allocates no pointer per field: one1 backs msgs of a single message,
+	// the rest are rewritten by each attempt (attempts are sequential).
+	one1     [1]*rocketmq.Message
+	hdrProps string
+	hdrBName string
+	hdrRecon int32
 }
 
 // prop is an extra property added on the wire when the message lacks it.
@@ -107,12 +116,13 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 		kind:      kind,
 		userTopic: stripNamespace(p.cfg.namespace, m.Topic),
 		topic:     wrapNamespace(p.cfg.namespace, m.Topic),
-		msgs:      []*rocketmq.Message{m},
 		code:      remoting.SendMessageV2,
 		timer:     isTimer(m),
 		body:      m.Body,
 		flag:      m.Flag,
 	}
+	e.one1[0] = m
+	e.msgs = e.one1[:]
 	if m.Properties[rocketmq.PropertyMessageType] == rocketmq.ReplyMessageFlag {
 		e.code = remoting.SendReplyMessageV2
 	}
@@ -140,17 +150,41 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 			return k == rocketmq.PropertyReconsumeTime || k == rocketmq.PropertyMaxReconsumeTimes
 		}
 	}
+	// The properties are built in a stack buffer (one allocation for the
+	// string); a generated UNIQ_KEY is written straight into them and the
+	// id is a substring of the result.
+	var stack [512]byte
+	props := appendProps(stack[:0], m.Properties, skip, extra...)
 	id := m.Properties[rocketmq.PropertyUniqKey]
-	if id == "" {
-		id = p.ids.NewID()
+	idStart, idEnd := -1, -1
+	if _, ok := m.Properties[rocketmq.PropertyUniqKey]; !ok {
+		if len(props) > 0 {
+			props = append(props, rocketmq.PropertySeparator)
+		}
+		props = append(props, rocketmq.PropertyUniqKey...)
+		props = append(props, rocketmq.NameValueSeparator)
+		idStart = len(props)
+		props = p.ids.AppendNewID(props)
+		idEnd = len(props)
+	} else if id == "" {
+		id = p.ids.NewID() // present but empty: kept on the wire, like Java
 	}
-	e.ids = id
-	extra = append(extra, prop{rocketmq.PropertyUniqKey, id}, prop{rocketmq.PropertyWaitStoreMsgOK, "true"})
-	props := appendProps(make([]byte, 0, 64+16*len(m.Properties)), m.Properties, skip, extra...)
+	if _, ok := m.Properties[rocketmq.PropertyWaitStoreMsgOK]; !ok {
+		if len(props) > 0 {
+			props = append(props, rocketmq.PropertySeparator)
+		}
+		props = append(props, rocketmq.PropertyWaitStoreMsgOK...)
+		props = append(props, rocketmq.NameValueSeparator)
+		props = append(props, "true"...)
+	}
 	if len(props) > rocketmq.MaxPropertiesLength {
 		return nil, fmt.Errorf("%w: %d bytes", rocketmq.ErrPropertiesTooLong, len(props))
 	}
 	e.props = string(props)
+	if idStart >= 0 {
+		id = e.props[idStart:idEnd]
+	}
+	e.ids = id
 	e.size = int64(len(e.body) + len(props))
 	return e, nil
 }
@@ -326,11 +360,12 @@ func (p *Producer) request(e *envelope, mq rocketmq.MessageQueue) *remoting.Comm
 	if defTopic == "" {
 		defTopic = rocketmq.TopicAutoCreate
 	}
-	props := e.props
-	broker := mq.BrokerName
+	e.hdrProps = e.props
+	e.hdrBName = mq.BrokerName
 	reconsume := e.reconsume
 	if reconsume == nil {
-		reconsume = remoting.Ptr(int32(0))
+		e.hdrRecon = 0
+		reconsume = &e.hdrRecon
 	}
 	h := remoting.SendMessageRequestHeaderV2{
 		ProducerGroup:         p.cfg.group,
@@ -341,11 +376,11 @@ func (p *Producer) request(e *envelope, mq rocketmq.MessageQueue) *remoting.Comm
 		SysFlag:               e.sysFlag,
 		BornTimestamp:         time.Now().UnixMilli(),
 		Flag:                  e.flag,
-		Properties:            &props,
+		Properties:            &e.hdrProps,
 		ReconsumeTimes:        reconsume,
 		MaxReconsumeTimes:     e.maxRecons,
 		Batch:                 e.batch,
-		BrokerName:            &broker,
+		BrokerName:            &e.hdrBName,
 	}
 	return remoting.NewRequest(e.code, h.AppendExt(make(remoting.ExtFields, 0, 14)), e.body)
 }
@@ -431,7 +466,8 @@ func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, s
 		lastBroker string
 		lastErr    error
 		lastRes    *rocketmq.SendResult
-		brokers    []string
+		bstack     [4]string
+		brokers    = bstack[:0] // copied into a SendError; stays on the stack otherwise
 	)
 	for attempt := 0; attempt < attempts; attempt++ {
 		if err := ctx.Err(); err != nil {
@@ -445,7 +481,7 @@ func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, s
 		pi, err := r.api.publishInfo(ctx, e.topic)
 		if err != nil {
 			// No route: Java gives up at once too.
-			return nil, &SendError{Topic: e.userTopic, Attempts: attempt, Brokers: brokers, Err: fmt.Errorf("%w: %w", ErrNoQueue, err)}
+			return nil, &SendError{Topic: e.userTopic, Attempts: attempt, Brokers: slices.Clone(brokers), Err: fmt.Errorf("%w: %w", ErrNoQueue, err)}
 		}
 		mq, err := p.chooseQueue(e, pi.Queues, sel, lastBroker)
 		if err != nil {
@@ -502,7 +538,7 @@ func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, s
 	if lastErr == nil {
 		lastErr = ErrNoQueue
 	}
-	return nil, &SendError{Topic: e.userTopic, Attempts: len(brokers), Brokers: brokers, Err: lastErr}
+	return nil, &SendError{Topic: e.userTopic, Attempts: len(brokers), Brokers: slices.Clone(brokers), Err: lastErr}
 }
 
 // isNetworkError tells transport failures (the broker may be unreachable)
@@ -514,24 +550,29 @@ func isNetworkError(err error) bool {
 
 // attempt sends once, through the interceptors.
 func (p *Producer) attempt(ctx context.Context, r *runState, e *envelope, mq rocketmq.MessageQueue, addr string, n int, timeout time.Duration) (*rocketmq.SendResult, error) {
-	call := func(ctx context.Context) (*rocketmq.SendResult, error) {
-		req := p.request(e, mq)
-		if e.kind == KindOneway {
-			return nil, r.api.invokeOneway(ctx, addr, req)
-		}
-		resp, err := r.api.invoke(ctx, addr, req, timeout)
-		if err != nil {
-			return nil, err
-		}
-		return p.result(e, mq, resp)
-	}
 	if len(p.cfg.interceptors) == 0 {
-		return call(ctx)
+		return p.call(ctx, r, e, mq, addr, timeout)
+	}
+	call := func(ctx context.Context) (*rocketmq.SendResult, error) {
+		return p.call(ctx, r, e, mq, addr, timeout)
 	}
 	q := mq
 	q.Topic = e.userTopic
 	info := &SendInfo{Kind: e.kind, Batch: e.batch, Group: p.cfg.group, Topic: e.userTopic, Messages: e.msgs, Queue: q, BrokerAddr: addr, Attempt: n}
 	return intercept(ctx, p.cfg.interceptors, info, call)
+}
+
+// call sends one attempt's request and decodes the answer.
+func (p *Producer) call(ctx context.Context, r *runState, e *envelope, mq rocketmq.MessageQueue, addr string, timeout time.Duration) (*rocketmq.SendResult, error) {
+	req := p.request(e, mq)
+	if e.kind == KindOneway {
+		return nil, r.api.invokeOneway(ctx, addr, req)
+	}
+	resp, err := r.api.invoke(ctx, addr, req, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return p.result(e, mq, resp)
 }
 
 // Send is Producer.Send with this Sender's options.
