@@ -60,7 +60,22 @@ func (f *faultStrategy) update(broker string, latency time.Duration, isolation, 
 		latency = isolationLatency
 	}
 	d := f.notAvailableFor(latency)
-	now := f.now()
+	if d == 0 && reachable {
+		// The common case, a quick success: it changes nothing unless the
+		// broker was marked unreachable (latency is informational), so it
+		// costs no write lock and no clock read.
+		f.mu.RLock()
+		it := f.items[broker]
+		same := it == nil || it.reachable
+		f.mu.RUnlock()
+		if same {
+			return
+		}
+	}
+	var now time.Time
+	if d > 0 {
+		now = f.now()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	it := f.items[broker]
@@ -78,9 +93,12 @@ func (f *faultStrategy) update(broker string, latency time.Duration, isolation, 
 
 func (f *faultStrategy) available(broker string) bool {
 	f.mu.RLock()
-	it := f.items[broker]
+	var at time.Time
+	if it := f.items[broker]; it != nil {
+		at = it.availableAt
+	}
 	f.mu.RUnlock()
-	return it == nil || !f.now().Before(it.availableAt)
+	return at.IsZero() || !f.now().Before(at)
 }
 
 func (f *faultStrategy) reachable(broker string) bool {

@@ -354,8 +354,8 @@ func (p *Producer) release(e *envelope) {
 	}
 }
 
-// request builds the command of one attempt.
-func (p *Producer) request(e *envelope, mq rocketmq.MessageQueue) *remoting.Command {
+// request builds the command of one attempt, born at now.
+func (p *Producer) request(e *envelope, mq rocketmq.MessageQueue, now time.Time) *remoting.Command {
 	defTopic := p.cfg.createTopicKey
 	if defTopic == "" {
 		defTopic = rocketmq.TopicAutoCreate
@@ -374,7 +374,7 @@ func (p *Producer) request(e *envelope, mq rocketmq.MessageQueue) *remoting.Comm
 		DefaultTopicQueueNums: int32(p.cfg.defaultTopicQueueNums),
 		QueueID:               int32(mq.QueueID),
 		SysFlag:               e.sysFlag,
-		BornTimestamp:         time.Now().UnixMilli(),
+		BornTimestamp:         now.UnixMilli(),
 		Flag:                  e.flag,
 		Properties:            &e.hdrProps,
 		ReconsumeTimes:        reconsume,
@@ -494,7 +494,11 @@ func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, s
 			lastBroker, lastErr = mq.BrokerName, fmt.Errorf("%w: %s", ErrBrokerNotFound, mq.BrokerName)
 			continue
 		}
-		cost := time.Since(begin)
+		now := begin // the first attempt starts right away
+		if attempt > 0 {
+			now = time.Now()
+		}
+		cost := now.Sub(begin)
 		if cost >= p.cfg.sendTimeout {
 			lastErr = errors.Join(ErrSendTimeout, lastErr)
 			break
@@ -510,9 +514,8 @@ func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, s
 			_ = r.api.ensureHeartbeat(ctx, addr)
 		}
 		remaining := p.cfg.sendTimeout - cost
-		start := time.Now()
-		res, err := p.attempt(ctx, r, e, mq, addr, attempt, remaining)
-		latency := time.Since(start)
+		res, err := p.attempt(ctx, r, e, mq, addr, attempt, remaining, now)
+		latency := time.Since(now)
 		if err == nil {
 			p.fault.update(mq.BrokerName, latency, false, true)
 			if e.kind == KindOneway {
@@ -549,12 +552,12 @@ func isNetworkError(err error) bool {
 }
 
 // attempt sends once, through the interceptors.
-func (p *Producer) attempt(ctx context.Context, r *runState, e *envelope, mq rocketmq.MessageQueue, addr string, n int, timeout time.Duration) (*rocketmq.SendResult, error) {
+func (p *Producer) attempt(ctx context.Context, r *runState, e *envelope, mq rocketmq.MessageQueue, addr string, n int, timeout time.Duration, now time.Time) (*rocketmq.SendResult, error) {
 	if len(p.cfg.interceptors) == 0 {
-		return p.call(ctx, r, e, mq, addr, timeout)
+		return p.call(ctx, r, e, mq, addr, timeout, now)
 	}
 	call := func(ctx context.Context) (*rocketmq.SendResult, error) {
-		return p.call(ctx, r, e, mq, addr, timeout)
+		return p.call(ctx, r, e, mq, addr, timeout, time.Now())
 	}
 	q := mq
 	q.Topic = e.userTopic
@@ -563,8 +566,9 @@ func (p *Producer) attempt(ctx context.Context, r *runState, e *envelope, mq roc
 }
 
 // call sends one attempt's request and decodes the answer.
-func (p *Producer) call(ctx context.Context, r *runState, e *envelope, mq rocketmq.MessageQueue, addr string, timeout time.Duration) (*rocketmq.SendResult, error) {
-	req := p.request(e, mq)
+// now is the born timestamp.
+func (p *Producer) call(ctx context.Context, r *runState, e *envelope, mq rocketmq.MessageQueue, addr string, timeout time.Duration, now time.Time) (*rocketmq.SendResult, error) {
+	req := p.request(e, mq, now)
 	if e.kind == KindOneway {
 		return nil, r.api.invokeOneway(ctx, addr, req)
 	}

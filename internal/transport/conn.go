@@ -85,7 +85,13 @@ func newConn(c *Client, addr string, nc net.Conn) *conn {
 	return cn
 }
 
-func (cn *conn) touch() { cn.active.Store(int64(time.Since(cn.c.start))) }
+// touch records traffic for the idle loop; without one (the default) it
+// skips the clock read it would cost on every read and write.
+func (cn *conn) touch() {
+	if cn.c.cfg.idleTimeout > 0 {
+		cn.active.Store(int64(time.Since(cn.c.start)))
+	}
+}
 
 // register adds a pending call and returns how many are pending; false
 // once the connection is closed.
