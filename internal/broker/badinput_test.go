@@ -525,6 +525,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 		}
 	})
 	t.Run("disconnect while a pull is held", func(t *testing.T) {
+		var held []*badConn
 		for q := range int32(badQueues) {
 			bc := badDial(t, addr)
 			h := remoting.PullMessageRequestHeader{
@@ -533,17 +534,20 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 				Subscription: remoting.Ptr("*"), SuspendTimeoutMillis: 20000,
 			}
 			bc.send(remoting.NewRequest(remoting.PullMessage, h.AppendExt(nil), nil))
-			deadline := time.Now().Add(5 * time.Second)
-			for b.pulls.held.Load() != int64(q)+1 {
-				if time.Now().After(deadline) {
-					t.Fatalf("%d pulls held, want %d", b.pulls.held.Load(), q+1)
-				}
-				time.Sleep(2 * time.Millisecond)
+			held = append(held, bc)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for b.pulls.held.Load() != badQueues {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d pulls held, want %d", b.pulls.held.Load(), badQueues)
 			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		for _, bc := range held {
 			bc.nc.Close()
 		}
 		// The periodic check drops them all.
-		deadline := time.Now().Add(5 * time.Second)
+		deadline = time.Now().Add(5 * time.Second)
 		for b.pulls.held.Load() != 0 {
 			if time.Now().After(deadline) {
 				t.Fatalf("%d pulls of closed connections still held", b.pulls.held.Load())
