@@ -270,9 +270,14 @@ func TestConfigFiles(t *testing.T) {
 // The prefaulter (both the madvise and the fallback path) never changes
 // bytes, even while appends race with it.
 func TestPrefaultKeepsData(t *testing.T) {
-	for _, fallback := range []bool{false, true} {
-		t.Run(fmt.Sprint("fallback=", fallback), func(t *testing.T) {
+	for _, tc := range []struct {
+		mode     FlushMode
+		fallback bool
+	}{{FlushAsync, false}, {FlushAsync, true}, {FlushSync, false}, {FlushSync, true}} {
+		fallback := tc.fallback
+		t.Run(fmt.Sprint("mode=", tc.mode, "/fallback=", fallback), func(t *testing.T) {
 			cfg := testConfig(t)
+			cfg.FlushMode = tc.mode
 			cfg.CommitLogSegmentSize = 256 << 10
 			cfg.PrefaultBytes = 64 << 10
 			s := openStore(t, cfg)

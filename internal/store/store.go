@@ -65,8 +65,8 @@ type Config struct {
 	// MaxQueryNum caps QueryByKey results (maxMsgsNumBatch). Default 64.
 	MaxQueryNum int
 	// PrefaultBytes is how far ahead of the write position a background
-	// goroutine faults in commit-log pages (FlushAsync only). Default 1 MiB;
-	// negative disables.
+	// goroutine faults in commit-log pages (FlushSync: read-faults, which
+	// leave them clean). Default 1 MiB; negative disables.
 	PrefaultBytes int64
 	// Preallocate reserves the blocks of each new commit-log segment so a
 	// full disk fails an append instead of faulting. Default off (sparse
@@ -104,9 +104,6 @@ func (c Config) normalize() (Config, error) {
 	setDefault(&c.MaxQueryNum, 64)
 	if c.PrefaultBytes == 0 {
 		c.PrefaultBytes = 1 << 20
-	}
-	if c.FlushMode != FlushAsync {
-		c.PrefaultBytes = -1
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(discardHandler{})
