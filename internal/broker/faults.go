@@ -2,6 +2,7 @@ package broker
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,6 +22,7 @@ type Fault struct {
 }
 
 type faultTable struct {
+	n  atomic.Int32 // len(m), so a request skips mu when no fault is set
 	mu sync.Mutex
 	m  map[int32]*faultEntry
 }
@@ -35,6 +37,7 @@ func (b *Broker) SetFault(code int32, f *Fault) {
 	t := &b.faults
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer func() { t.n.Store(int32(len(t.m))) }()
 	if f == nil {
 		delete(t.m, code)
 		return
@@ -46,6 +49,9 @@ func (b *Broker) SetFault(code int32, f *Fault) {
 }
 
 func (t *faultTable) take(code int32) (Fault, bool) {
+	if t.n.Load() == 0 {
+		return Fault{}, false
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	e, ok := t.m[code]
@@ -56,6 +62,7 @@ func (t *faultTable) take(code int32) (Fault, bool) {
 		e.left--
 		if e.left <= 0 {
 			delete(t.m, code)
+			t.n.Store(int32(len(t.m)))
 		}
 	}
 	return e.f, true
