@@ -97,14 +97,48 @@ func (h *SendMessageRequestHeader) AppendExt(ext ExtFields) ExtFields {
 func (h *SendMessageRequestHeader) FromExt(ext ExtFields) error {
 	idx := [14]int{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
 	for i := range ext {
-		for j := range sendV1Keys {
-			if ext[i].Key == sendV1Keys[j] {
-				idx[j] = i
-				break
-			}
+		if j := sendV1Slot(ext[i].Key); j >= 0 {
+			idx[j] = i
 		}
 	}
 	return h.fromSend(ext, &idx, &sendV1Keys)
+}
+
+// sendV1Slot is the index of k in sendV1Keys, or -1. A switch (the
+// compiler's length-then-value search) instead of comparing each key with
+// all fourteen names: SEND_MESSAGE is the official Go client's send.
+func sendV1Slot(k string) int {
+	switch k {
+	case "producerGroup":
+		return 0
+	case "topic":
+		return 1
+	case "defaultTopic":
+		return 2
+	case "defaultTopicQueueNums":
+		return 3
+	case "queueId":
+		return 4
+	case "sysFlag":
+		return 5
+	case "bornTimestamp":
+		return 6
+	case "flag":
+		return 7
+	case "properties":
+		return 8
+	case "reconsumeTimes":
+		return 9
+	case "unitMode":
+		return 10
+	case "maxReconsumeTimes":
+		return 11
+	case "batch":
+		return 12
+	case "bname":
+		return 13
+	}
+	return -1
 }
 
 // AppendExt implements CustomHeader, in the fast-coded order a … n.

@@ -691,3 +691,16 @@ func TestHeadersJavaVectors(t *testing.T) {
 		t.Fatalf("checked %d serializations, want %d", done, 2*len(headers))
 	}
 }
+
+func TestSendV1SlotMatchesKeys(t *testing.T) {
+	for j, k := range sendV1Keys {
+		if got := sendV1Slot(k); got != j {
+			t.Errorf("sendV1Slot(%q) = %d, want %d", k, got, j)
+		}
+	}
+	for _, k := range []string{"", "Topic", "a", "topicx", "bnam"} {
+		if got := sendV1Slot(k); got != -1 {
+			t.Errorf("sendV1Slot(%q) = %d, want -1", k, got)
+		}
+	}
+}
