@@ -52,6 +52,7 @@ type Client struct {
 
 	asyncSem   chan struct{}
 	handlerSem chan struct{}
+	async      asyncState // InvokeAsync completions (async.go)
 
 	calls sync.Pool // *call
 }
@@ -88,6 +89,7 @@ func New(opts ...Option) (*Client, error) {
 		handlerSem: make(chan struct{}, cfg.maxHandlers),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.async.cond.L = &c.async.mu
 	empty := map[string]*entry{}
 	c.conns.Store(&empty)
 	if cfg.idleTimeout > 0 {
@@ -158,14 +160,18 @@ func (c *Client) roundTrip(ctx context.Context, addr string, req *remoting.Comma
 // accepted: the client is closed, the in-flight bound is reached, or ctx
 // ends while waiting for a slot. The ctx covers the whole call, and req
 // must be left alone until cb runs (it may be encoded late, after a dial).
-// When addr
-// is already connected the frame is queued before InvokeAsync returns, so
-// calls made one after another from one goroutine go out in order.
+// When addr is already connected the frame is queued before InvokeAsync
+// returns, so calls made one after another from one goroutine go out in
+// order. No goroutine waits for the answer (async.go): callbacks run on a
+// pool of client goroutines, and an expired timeout or an ended ctx is
+// noticed within sweepTick (10 ms).
 func (c *Client) InvokeAsync(ctx context.Context, addr string, req *remoting.Command, cb func(*remoting.Command, error)) error {
 	return c.InvokeAsyncTimeout(ctx, addr, req, c.cfg.timeout, cb)
 }
 
 // InvokeAsyncTimeout is InvokeAsync with its own timeout (<= 0: ctx only).
+// No goroutine waits for the response: the reader completes the call
+// (async.go).
 func (c *Client) InvokeAsyncTimeout(ctx context.Context, addr string, req *remoting.Command, timeout time.Duration, cb func(*remoting.Command, error)) error {
 	if req == nil || cb == nil {
 		return errors.New("rocketmq: transport: nil request or callback")
@@ -173,47 +179,46 @@ func (c *Client) InvokeAsyncTimeout(ctx context.Context, addr string, req *remot
 	if c.closed.Load() {
 		return newErr("send", addr, 0, ErrClosed, nil)
 	}
-	cl := c.newCall(ctx, timeout, true)
-	if err := c.acquireAsync(ctx, addr, cl); err != nil {
-		c.freeCall(cl)
+	a := &asyncCall{c: c, ctx: ctx, cb: cb}
+	a.call.async = a
+	if timeout > 0 {
+		now := time.Now()
+		if dl, ok := ctx.Deadline(); !ok || dl.Sub(now) > timeout {
+			a.until = now.Add(timeout)
+		}
+	}
+	if err := c.acquireAsync(ctx, addr, a.until); err != nil {
 		return err
 	}
-	var (
-		cn     *conn
-		opaque int32
-		err    error
-		sent   bool
-	)
-	if cn = c.readyConn(addr); cn != nil {
-		opaque, err = c.send(cn, req, cl)
-		sent = true
+	if cn := c.readyConn(addr); cn != nil {
+		a.start(cn, req)
+		return nil
 	}
 	ok := c.spawn(func() {
-		var resp *remoting.Command
-		if !sent {
-			if cn, err = c.getConn(ctx, addr, cl.tc); err == nil {
-				opaque, err = c.send(cn, req, cl)
-			}
+		var tc <-chan time.Time
+		if !a.until.IsZero() {
+			t := time.NewTimer(max(time.Until(a.until), time.Nanosecond))
+			defer t.Stop()
+			tc = t.C
 		}
-		if err == nil {
-			resp, err = c.wait(ctx, cn, cl, opaque)
+		cn, err := c.getConn(ctx, addr, tc)
+		if err != nil {
+			<-c.asyncSem
+			cb(nil, err)
+			return
 		}
-		c.freeCall(cl)
-		<-c.asyncSem // free the slot first: cb may issue the next call
-		cb(resp, err)
+		a.start(cn, req)
 	})
 	if !ok {
-		if sent && err == nil {
-			cn.abandon(opaque, cl)
-		}
-		c.freeCall(cl)
 		<-c.asyncSem
 		return newErr("send", addr, 0, ErrClosed, nil)
 	}
 	return nil
 }
 
-func (c *Client) acquireAsync(ctx context.Context, addr string, cl *call) error {
+// acquireAsync takes an in-flight slot, waiting (unless fail-fast) until
+// ctx ends, until passes (zero: no bound) or the client closes.
+func (c *Client) acquireAsync(ctx context.Context, addr string, until time.Time) error {
 	select {
 	case c.asyncSem <- struct{}{}:
 		return nil
@@ -222,17 +227,34 @@ func (c *Client) acquireAsync(ctx context.Context, addr string, cl *call) error 
 	if c.cfg.asyncFailFast {
 		return newErr("send", addr, 0, ErrTooManyInflight, nil)
 	}
+	var tc <-chan time.Time
+	if !until.IsZero() {
+		t := time.NewTimer(max(time.Until(until), time.Nanosecond))
+		defer t.Stop()
+		tc = t.C
+	}
 	select {
 	case c.asyncSem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return newErr("send", addr, 0, ctx.Err(), ErrTooManyInflight)
-	case <-cl.tc:
-		cl.fired = true
+	case <-tc:
 		return newErr("send", addr, 0, ErrTooManyInflight, nil)
 	case <-c.ctx.Done():
 		return newErr("send", addr, 0, ErrClosed, nil)
 	}
+}
+
+// hold counts the calling goroutine in the client's WaitGroup, like a
+// goroutine started by spawn; false once the client is closed.
+func (c *Client) hold() bool {
+	c.lifeMu.RLock()
+	defer c.lifeMu.RUnlock()
+	if c.closed.Load() {
+		return false
+	}
+	c.wg.Add(1)
+	return true
 }
 
 // InvokeOneway sends req with the oneway flag and returns once the frame
@@ -334,6 +356,7 @@ func (cn *conn) giveUp(cl *call, opaque int32, kind, cause error) (*remoting.Com
 // call is one pending request. Calls are pooled: a call goes back to the
 // pool only once nothing can send on ch and ch is empty.
 type call struct {
+	async *asyncCall  // set for InvokeAsync calls, which get no result on ch
 	ch    chan result // cap 1; exactly one send per registration
 	timer *time.Timer
 	tc    <-chan time.Time // nil until armed, and when ctx's deadline comes first
@@ -632,6 +655,7 @@ func (c *Client) Close() error {
 	for _, cn := range cns {
 		cn.close(ErrClosed, nil)
 	}
+	c.stopWorkers()
 	c.wg.Wait()
 	return nil
 }

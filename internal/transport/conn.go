@@ -121,6 +121,18 @@ func (cn *conn) abandon(opaque int32, cl *call) (result, bool) {
 	return <-cl.ch, true
 }
 
+// unregister removes a call that is still pending; false when someone
+// else took it (its result is theirs to deliver).
+func (cn *conn) unregister(opaque int32, cl *call) bool {
+	cn.pmu.Lock()
+	defer cn.pmu.Unlock()
+	if cn.pending != nil && cn.pending[opaque] == cl {
+		delete(cn.pending, opaque)
+		return true
+	}
+	return false
+}
+
 func (cn *conn) pendingLen() int {
 	cn.pmu.Lock()
 	n := len(cn.pending)
@@ -297,6 +309,10 @@ func (cn *conn) dispatch(cmd *remoting.Command) {
 		cn.c.log.Debug("rocketmq: response without pending call dropped", "addr", cn.addr, "opaque", cmd.Opaque, "code", cmd.Code)
 		return
 	}
+	if cl.async != nil {
+		cl.async.finish(cmd, nil)
+		return
+	}
 	cl.ch <- result{resp: cmd}
 }
 
@@ -325,6 +341,11 @@ func (cn *conn) close(kind, cause error) {
 		cn.c.log.Info("rocketmq: connection closed", "addr", cn.addr, "pending", len(pend), "err", cause)
 	}
 	for opaque, cl := range pend {
-		cl.ch <- result{err: newErr("wait", cn.addr, opaque, kind, cause)}
+		err := newErr("wait", cn.addr, opaque, kind, cause)
+		if cl.async != nil {
+			cl.async.finish(nil, err)
+			continue
+		}
+		cl.ch <- result{err: err}
 	}
 }

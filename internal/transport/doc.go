@@ -21,7 +21,8 @@
 // WithMaxHandlers), or are answered REQUEST_CODE_NOT_SUPPORTED.
 //
 // Calls come in three forms: Invoke (sync), InvokeAsync (callback on a
-// client goroutine) and InvokeOneway. The deadline of a call is the earlier
+// client goroutine; no goroutine or timer per call, see async.go) and
+// InvokeOneway. The deadline of a call is the earlier
 // of its ctx's and the client's timeout; giving up removes the pending
 // entry. Errors are *Error values matchable with errors.Is against ErrClosed,
 // ErrTimeout, ErrConnClosed, ErrDial, ErrTooManyInflight or the ctx error;
@@ -30,7 +31,9 @@
 //
 // Locks: no two locks of this package nest (Client.mu, Client.lifeMu,
 // Client.hmu, conn.pmu, conn.wmu are each released before another is
-// taken). Callbacks and handlers never run with a lock held.
+// taken), except that asyncState.mu is held while lifeMu is read-locked to
+// start a worker or the sweeper (lifeMu is never held while asyncState.mu
+// is taken). Callbacks and handlers never run with a lock held.
 // Every goroutine is counted in the Client's WaitGroup, and Close waits for
 // all of them.
 package transport
