@@ -31,6 +31,9 @@ type brokerAPI interface {
 	// client (request-reply needs it to push the reply).
 	ensureHeartbeat(ctx context.Context, addr string) error
 	invoke(ctx context.Context, addr string, req *remoting.Command, timeout time.Duration) (*remoting.Command, error)
+	// invokeAsync sends req and calls cb once with the outcome on a client
+	// goroutine, unless it returns an error (the call was not accepted).
+	invokeAsync(ctx context.Context, addr string, req *remoting.Command, timeout time.Duration, cb func(*remoting.Command, error)) error
 	invokeOneway(ctx context.Context, addr string, req *remoting.Command) error
 	// setReplyHandler receives pushed reply messages.
 	setReplyHandler(h func(*rocketmq.MessageExt))
@@ -84,6 +87,10 @@ func (a *clientAPI) ensureHeartbeat(ctx context.Context, addr string) error {
 
 func (a *clientAPI) invoke(ctx context.Context, addr string, req *remoting.Command, timeout time.Duration) (*remoting.Command, error) {
 	return a.c.Invoke(ctx, addr, req, timeout)
+}
+
+func (a *clientAPI) invokeAsync(ctx context.Context, addr string, req *remoting.Command, timeout time.Duration, cb func(*remoting.Command, error)) error {
+	return a.c.InvokeAsync(ctx, addr, req, timeout, cb)
 }
 
 func (a *clientAPI) invokeOneway(ctx context.Context, addr string, req *remoting.Command) error {

@@ -30,6 +30,7 @@ func fakeRoute(topic string, n int, brokers ...string) *mqclient.PublishInfo {
 
 type mockEnv struct {
 	api     *MockbrokerAPI
+	async   sync.WaitGroup // goroutines answering invokeAsync
 	p       *Producer
 	mu      sync.Mutex
 	reply   func(*rocketmq.MessageExt)
@@ -62,6 +63,18 @@ func newMockProducer(t *testing.T, routes map[string]*mqclient.PublishInfo, opts
 	api.EXPECT().brokerAddr(gomock.Any()).DoAndReturn(func(name string) (string, bool) {
 		return "addr-" + name, true
 	}).AnyTimes()
+	// Async sends go through invokeAsync; answer it with whatever the test
+	// expects of invoke, on a goroutine, like the transport does.
+	api.EXPECT().invokeAsync(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
+		func(ctx context.Context, addr string, req *remoting.Command, timeout time.Duration, cb func(*remoting.Command, error)) error {
+			env.async.Add(1)
+			go func() {
+				defer env.async.Done()
+				cb(api.invoke(ctx, addr, req, timeout))
+			}()
+			return nil
+		}).AnyTimes()
+	t.Cleanup(env.async.Wait)
 	api.EXPECT().publishInfo(gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, topic string) (*mqclient.PublishInfo, error) {
 		if pi, ok := routes[topic]; ok {
 			return pi, nil

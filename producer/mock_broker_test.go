@@ -111,6 +111,20 @@ func (mr *MockbrokerAPIMockRecorder) invoke(ctx, addr, req, timeout interface{})
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "invoke", reflect.TypeOf((*MockbrokerAPI)(nil).invoke), ctx, addr, req, timeout)
 }
 
+// invokeAsync mocks base method.
+func (m *MockbrokerAPI) invokeAsync(ctx context.Context, addr string, req *remoting.Command, timeout time.Duration, cb func(*remoting.Command, error)) error {
+	m.ctrl.T.Helper()
+	ret := m.ctrl.Call(m, "invokeAsync", ctx, addr, req, timeout, cb)
+	ret0, _ := ret[0].(error)
+	return ret0
+}
+
+// invokeAsync indicates an expected call of invokeAsync.
+func (mr *MockbrokerAPIMockRecorder) invokeAsync(ctx, addr, req, timeout, cb interface{}) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "invokeAsync", reflect.TypeOf((*MockbrokerAPI)(nil).invokeAsync), ctx, addr, req, timeout, cb)
+}
+
 // invokeOneway mocks base method.
 func (m *MockbrokerAPI) invokeOneway(ctx context.Context, addr string, req *remoting.Command) error {
 	m.ctrl.T.Helper()

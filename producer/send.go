@@ -452,60 +452,81 @@ func (p *Producer) chooseQueue(e *envelope, queues []rocketmq.MessageQueue, sel 
 	return mq, nil
 }
 
-// sendEnvelope is the retry loop shared by every send kind (Java
-// sendDefaultImpl): the send timeout is a budget for all attempts; a
-// failed attempt marks its broker in the fault strategy and the next one
-// prefers another broker.
-func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, sel QueueSelector) (*rocketmq.SendResult, error) {
-	begin := time.Now()
-	attempts := 1 + p.cfg.retries
+// sendState is the retry loop's state (Java sendDefaultImpl), shared by
+// the sync loop (sendEnvelope) and the callback chain of async sends
+// (asyncSend): the send timeout is a budget for all attempts; a failed
+// attempt marks its broker in the fault strategy and the next one prefers
+// another broker.
+type sendState struct {
+	e          *envelope
+	sel        QueueSelector
+	begin      time.Time
+	attempt    int
+	attempts   int
+	lastBroker string
+	lastErr    error
+	lastRes    *rocketmq.SendResult
+	bstack     [4]string
+	brokers    []string // copied into a SendError; in bstack otherwise
+}
+
+func (p *Producer) newSendState(st *sendState, e *envelope, sel QueueSelector) {
+	*st = sendState{e: e, sel: sel, begin: time.Now(), attempts: 1 + p.cfg.retries}
 	if e.kind == KindOneway {
-		attempts = 1
+		st.attempts = 1
 	}
-	var (
-		lastBroker string
-		lastErr    error
-		lastRes    *rocketmq.SendResult
-		bstack     [4]string
-		brokers    = bstack[:0] // copied into a SendError; stays on the stack otherwise
-	)
-	for attempt := 0; attempt < attempts; attempt++ {
+	st.brokers = st.bstack[:0]
+}
+
+// try is one attempt chosen by nextAttempt.
+type try struct {
+	mq        rocketmq.MessageQueue
+	addr      string
+	now       time.Time // start, and born time of the request
+	remaining time.Duration
+}
+
+// nextAttempt picks the queue and broker of the next attempt, or ends the
+// send (done) with its outcome.
+func (p *Producer) nextAttempt(ctx context.Context, r *runState, st *sendState) (t try, done bool, res *rocketmq.SendResult, err error) {
+	e := st.e
+	for ; st.attempt < st.attempts; st.attempt++ {
 		if err := ctx.Err(); err != nil {
-			lastErr = err
+			st.lastErr = err
 			break
 		}
 		if err := r.ctx.Err(); err != nil {
-			lastErr = ErrNotStarted // Shutdown gave up waiting
+			st.lastErr = ErrNotStarted // Shutdown gave up waiting
 			break
 		}
 		pi, err := r.api.publishInfo(ctx, e.topic)
 		if err != nil {
 			// No route: Java gives up at once too.
-			return nil, &SendError{Topic: e.userTopic, Attempts: attempt, Brokers: slices.Clone(brokers), Err: fmt.Errorf("%w: %w", ErrNoQueue, err)}
+			return t, true, nil, &SendError{Topic: e.userTopic, Attempts: st.attempt, Brokers: slices.Clone(st.brokers), Err: fmt.Errorf("%w: %w", ErrNoQueue, err)}
 		}
-		mq, err := p.chooseQueue(e, pi.Queues, sel, lastBroker)
+		mq, err := p.chooseQueue(e, pi.Queues, st.sel, st.lastBroker)
 		if err != nil {
-			return nil, err
+			return t, true, nil, err
 		}
-		brokers = append(brokers, mq.BrokerName)
+		st.brokers = append(st.brokers, mq.BrokerName)
 		addr, ok := r.api.brokerAddr(mq.BrokerName)
 		if !ok {
 			r.api.refreshRoute(e.topic)
-			lastBroker, lastErr = mq.BrokerName, fmt.Errorf("%w: %s", ErrBrokerNotFound, mq.BrokerName)
+			st.lastBroker, st.lastErr = mq.BrokerName, fmt.Errorf("%w: %s", ErrBrokerNotFound, mq.BrokerName)
 			continue
 		}
-		now := begin // the first attempt starts right away
-		if attempt > 0 {
+		now := st.begin // the first attempt starts right away
+		if st.attempt > 0 {
 			now = time.Now()
 		}
-		cost := now.Sub(begin)
+		cost := now.Sub(st.begin)
 		if cost >= p.cfg.sendTimeout {
-			lastErr = errors.Join(ErrSendTimeout, lastErr)
+			st.lastErr = errors.Join(ErrSendTimeout, st.lastErr)
 			break
 		}
 		if e.timer && p.cfg.timerCheck {
 			if v, ok := r.api.brokerVersion(addr); ok && v < versionV5 {
-				return nil, fmt.Errorf("%w: %s (%s) reports version %d", ErrTimerNotSupported, mq.BrokerName, addr, v)
+				return t, true, nil, fmt.Errorf("%w: %s (%s) reports version %d", ErrTimerNotSupported, mq.BrokerName, addr, v)
 			}
 		}
 		if e.kind == KindRequest {
@@ -513,35 +534,66 @@ func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, s
 			// registered; make sure there is one.
 			_ = r.api.ensureHeartbeat(ctx, addr)
 		}
-		remaining := p.cfg.sendTimeout - cost
-		res, err := p.attempt(ctx, r, e, mq, addr, attempt, remaining, now)
-		latency := time.Since(now)
-		if err == nil {
-			p.fault.update(mq.BrokerName, latency, false, true)
-			if e.kind == KindOneway {
-				return nil, nil
-			}
-			if res.Status != rocketmq.SendOK && p.cfg.retryNotStoreOK && attempt+1 < attempts {
-				lastRes, lastBroker = res, mq.BrokerName
-				continue
-			}
-			return res, nil
+		return try{mq: mq, addr: addr, now: now, remaining: p.cfg.sendTimeout - cost}, false, nil, nil
+	}
+	res, err = st.outcome()
+	return t, true, res, err
+}
+
+// afterAttempt records the outcome of attempt t; done ends the send.
+func (p *Producer) afterAttempt(ctx context.Context, r *runState, st *sendState, t try, res *rocketmq.SendResult, err error) (done bool, _ *rocketmq.SendResult, _ error) {
+	e := st.e
+	latency := time.Since(t.now)
+	if err == nil {
+		p.fault.update(t.mq.BrokerName, latency, false, true)
+		if e.kind == KindOneway {
+			return true, nil, nil
 		}
-		p.fault.update(mq.BrokerName, latency, true, !isNetworkError(err))
-		p.log.Debug("rocketmq: send attempt failed", "topic", e.userTopic, "broker", addr, "attempt", attempt, "err", err)
-		lastBroker, lastErr = mq.BrokerName, err
-		if ctx.Err() != nil || !remoting.IsRetriable(err) {
-			break
+		if res.Status != rocketmq.SendOK && p.cfg.retryNotStoreOK && st.attempt+1 < st.attempts {
+			st.lastRes, st.lastBroker = res, t.mq.BrokerName
+			st.attempt++
+			return false, nil, nil
 		}
-		r.api.refreshRoute(e.topic)
+		return true, res, nil
 	}
-	if lastRes != nil {
-		return lastRes, nil
+	p.fault.update(t.mq.BrokerName, latency, true, !isNetworkError(err))
+	p.log.Debug("rocketmq: send attempt failed", "topic", e.userTopic, "broker", t.addr, "attempt", st.attempt, "err", err)
+	st.lastBroker, st.lastErr = t.mq.BrokerName, err
+	if ctx.Err() != nil || !remoting.IsRetriable(err) {
+		res, err := st.outcome()
+		return true, res, err
 	}
-	if lastErr == nil {
-		lastErr = ErrNoQueue
+	r.api.refreshRoute(e.topic)
+	st.attempt++
+	return false, nil, nil
+}
+
+// outcome is the result of a send whose attempts are over.
+func (st *sendState) outcome() (*rocketmq.SendResult, error) {
+	if st.lastRes != nil {
+		return st.lastRes, nil
 	}
-	return nil, &SendError{Topic: e.userTopic, Attempts: len(brokers), Brokers: slices.Clone(brokers), Err: lastErr}
+	err := st.lastErr
+	if err == nil {
+		err = ErrNoQueue
+	}
+	return nil, &SendError{Topic: st.e.userTopic, Attempts: len(st.brokers), Brokers: slices.Clone(st.brokers), Err: err}
+}
+
+// sendEnvelope is the retry loop of sync and oneway sends.
+func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, sel QueueSelector) (*rocketmq.SendResult, error) {
+	var st sendState
+	p.newSendState(&st, e, sel)
+	for {
+		t, done, res, err := p.nextAttempt(ctx, r, &st)
+		if done {
+			return res, err
+		}
+		res, err = p.attempt(ctx, r, e, t.mq, t.addr, st.attempt, t.remaining, t.now)
+		if done, res, err := p.afterAttempt(ctx, r, &st, t, res, err); done {
+			return res, err
+		}
+	}
 }
 
 // isNetworkError tells transport failures (the broker may be unreachable)
@@ -619,6 +671,10 @@ func (s *Sender) SendAsync(ctx context.Context, cb func(*rocketmq.SendResult, er
 	if err != nil {
 		return err
 	}
+	if len(s.p.cfg.interceptors) == 0 {
+		return s.p.sendAsync(ctx, e, s.sel, cb)
+	}
+	// Interceptors wrap a synchronous attempt: one goroutine per send.
 	err = s.p.goAsync(ctx, e.size, func(ctx context.Context, r *runState) {
 		res, err := s.p.sendEnvelope(ctx, r, e, s.sel)
 		s.p.release(e)
@@ -628,6 +684,80 @@ func (s *Sender) SendAsync(ctx context.Context, cb func(*rocketmq.SendResult, er
 		s.p.release(e)
 	}
 	return err
+}
+
+// asyncSend is one SendAsync in flight without interceptors: the retry
+// loop of sendEnvelope as a chain of transport callbacks, so that no
+// goroutine waits for the broker's answer. The first attempt is made on
+// the caller's goroutine, later ones and cb on the client's.
+type asyncSend struct {
+	p   *Producer
+	r   *runState
+	ctx context.Context
+	cb  func(*rocketmq.SendResult, error)
+	st  sendState
+	cur try
+}
+
+func (p *Producer) sendAsync(ctx context.Context, e *envelope, sel QueueSelector, cb func(*rocketmq.SendResult, error)) error {
+	r, err := p.enter()
+	if err != nil {
+		p.release(e)
+		return err
+	}
+	if err := r.lim.acquire(ctx, r.ctx, e.size); err != nil {
+		r.leave()
+		p.release(e)
+		return err
+	}
+	a := &asyncSend{p: p, r: r, ctx: ctx, cb: cb}
+	p.newSendState(&a.st, e, sel)
+	a.next()
+	return nil
+}
+
+// next makes attempts until one is in flight or the send is over.
+func (a *asyncSend) next() {
+	p := a.p
+	for {
+		t, done, res, err := p.nextAttempt(a.ctx, a.r, &a.st)
+		if done {
+			a.finish(res, err)
+			return
+		}
+		a.cur = t
+		req := p.request(a.st.e, t.mq, t.now)
+		err = a.r.api.invokeAsync(a.ctx, t.addr, req, t.remaining, a.done)
+		if err == nil {
+			return // a.done continues
+		}
+		if done, res, err := p.afterAttempt(a.ctx, a.r, &a.st, t, nil, err); done {
+			a.finish(res, err)
+			return
+		}
+	}
+}
+
+// done is the transport's callback for the attempt in flight.
+func (a *asyncSend) done(resp *remoting.Command, err error) {
+	var res *rocketmq.SendResult
+	if err == nil {
+		res, err = a.p.result(a.st.e, a.cur.mq, resp)
+	}
+	if done, res, err := a.p.afterAttempt(a.ctx, a.r, &a.st, a.cur, res, err); done {
+		a.finish(res, err)
+		return
+	}
+	a.next()
+}
+
+// finish hands the outcome to cb, then frees the in-flight slot and lets
+// Shutdown go on (in the order goAsync does).
+func (a *asyncSend) finish(res *rocketmq.SendResult, err error) {
+	a.p.release(a.st.e)
+	a.cb(res, err)
+	a.r.lim.release(a.st.e.size)
+	a.r.leave()
 }
 
 // goAsync runs fn on a goroutine owned by the running producer once an
