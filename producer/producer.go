@@ -233,7 +233,9 @@ func (p *Producer) Send(ctx context.Context, msgs ...*rocketmq.Message) (*rocket
 // goroutine of the producer, with the outcome. It returns an error, and
 // cb is not called, when the messages are invalid, the producer is not
 // running, or no in-flight slot could be had (see WithAsyncInflight).
-// ctx bounds the whole send.
+// ctx bounds the whole send. The first attempt is queued before SendAsync
+// returns (so sends from one goroutine go out in order); the first send
+// to a topic also waits for its route there.
 func (p *Producer) SendAsync(ctx context.Context, cb func(*rocketmq.SendResult, error), msgs ...*rocketmq.Message) error {
 	s := p.sender()
 	return s.SendAsync(ctx, cb, msgs...)
