@@ -55,7 +55,7 @@ func New(opts ...Option) (*Producer, error) {
 	}
 	log := cfg.client.Logger
 	if log == nil {
-		log = slog.New(discardHandler{})
+		log = slog.New(slog.DiscardHandler)
 		cfg.client.Logger = log
 	}
 	return &Producer{
@@ -320,11 +320,3 @@ func (l *limiter) release(n int64) {
 	}
 	l.mu.Unlock()
 }
-
-// discardHandler drops every record (slog.DiscardHandler needs Go 1.24).
-type discardHandler struct{}
-
-func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
-func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
-func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
-func (d discardHandler) WithGroup(string) slog.Handler           { return d }

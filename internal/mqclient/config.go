@@ -1,7 +1,6 @@
 package mqclient
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -159,12 +158,5 @@ func (c *Config) logger() *slog.Logger {
 	if c.Logger != nil {
 		return c.Logger
 	}
-	return slog.New(discardHandler{})
+	return slog.New(slog.DiscardHandler)
 }
-
-type discardHandler struct{}
-
-func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
-func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
-func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
-func (d discardHandler) WithGroup(string) slog.Handler           { return d }

@@ -1,7 +1,6 @@
 package namesrv
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,7 +61,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: negative duration or size", ErrInvalidConfig)
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(discardHandler{})
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.BrokerExpiry == 0 {
 		c.BrokerExpiry = DefaultBrokerExpiry
@@ -75,11 +74,3 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	return c, nil
 }
-
-// discardHandler drops every record (slog.DiscardHandler needs Go 1.24).
-type discardHandler struct{}
-
-func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
-func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
-func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
-func (d discardHandler) WithGroup(string) slog.Handler           { return d }

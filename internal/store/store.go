@@ -106,7 +106,7 @@ func (c Config) normalize() (Config, error) {
 		c.PrefaultBytes = 1 << 20
 	}
 	if c.Logger == nil {
-		c.Logger = slog.New(discardHandler{})
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
@@ -130,13 +130,6 @@ func setDefault[T int | int64 | time.Duration](v *T, d T) {
 		*v = d
 	}
 }
-
-type discardHandler struct{}
-
-func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false }
-func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
-func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
-func (d discardHandler) WithGroup(string) slog.Handler           { return d }
 
 // PutRequest is one message to append. QueueOffset, PhysicalOffset and
 // StoreTimestamp of the embedded fields are ignored: the store assigns them.
