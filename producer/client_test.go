@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/go-rocketmq/rocketmq/internal/fakepeer"
 	"runtime"
 	"sync"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // cluster is a fake NameServer and one fake broker on loopback, driven by
 // the real client instance (no mock).
 type cluster struct {
-	ns, broker *fakeServer
+	ns, broker *fakepeer.Server
 	mu         sync.Mutex
 	sends      []*remoting.Command
 	hold       chan struct{} // when set, SEND requests are not answered until closed
@@ -27,13 +28,13 @@ type cluster struct {
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
 	c := &cluster{}
-	c.broker = newFakeServer(t, c.handleBroker)
-	c.ns = newFakeServer(t, func(req *remoting.Command) *remoting.Command {
+	c.broker = fakepeer.New(t, c.handleBroker)
+	c.ns = fakepeer.New(t, func(req *remoting.Command) *remoting.Command {
 		var h remoting.GetRouteInfoRequestHeader
 		_ = h.FromExt(req.Ext)
 		r := &remoting.TopicRouteData{
 			QueueDatas:  []remoting.QueueData{{BrokerName: "broker-a", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6}},
-			BrokerDatas: []remoting.BrokerData{{Cluster: "c1", BrokerName: "broker-a", BrokerAddrs: map[int64]string{0: c.broker.addr()}}},
+			BrokerDatas: []remoting.BrokerData{{Cluster: "c1", BrokerName: "broker-a", BrokerAddrs: map[int64]string{0: c.broker.Addr()}}},
 		}
 		resp := remoting.NewResponse(remoting.Success, "")
 		resp.Body = r.AppendJSON(nil, remoting.JSONStandard)
@@ -71,14 +72,14 @@ func (c *cluster) handleBroker(req *remoting.Command) *remoting.Command {
 			rocketmq.PropertyCorrelationID: corr, rocketmq.PropertyMessageType: "reply",
 			rocketmq.PropertyReplyToClient: props[rocketmq.PropertyReplyToClient], rocketmq.PropertyUniqKey: "R1"})
 		rh := remoting.ReplyMessageRequestHeader{ProducerGroup: "responder", Topic: "c1_REPLY_TOPIC", DefaultTopic: "TBW102",
-			DefaultTopicQueueNums: 4, Properties: &rp, BornHost: "127.0.0.1:1", StoreHost: c.broker.addr(), StoreTimestamp: 1}
+			DefaultTopicQueueNums: 4, Properties: &rp, BornHost: "127.0.0.1:1", StoreHost: c.broker.Addr(), StoreTimestamp: 1}
 		push := remoting.NewRequest(remoting.PushReplyMessageToClient, rh.AppendExt(nil), body)
 		push.Opaque = 1000
 		c.pushes.Add(1)
 		go func() {
 			defer c.pushes.Done()
 			time.Sleep(10 * time.Millisecond)
-			_ = c.broker.push(push)
+			_ = c.broker.Push(push)
 		}()
 	}
 	return okResp(remoting.Success, h.QueueID, 1)
@@ -86,7 +87,7 @@ func (c *cluster) handleBroker(req *remoting.Command) *remoting.Command {
 
 func (c *cluster) producer(t *testing.T, opts ...Option) *Producer {
 	t.Helper()
-	p, err := New(append([]Option{WithGroup("pg"), WithNameServers(c.ns.addr())}, opts...)...)
+	p, err := New(append([]Option{WithGroup("pg"), WithNameServers(c.ns.Addr())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,11 +118,11 @@ func TestRealClientSendAndUnregister(t *testing.T) {
 	if !one.IsOneway() || string(one.Body) != "one" {
 		t.Fatalf("oneway frame flag %d body %q", one.Flag, one.Body)
 	}
-	waitUntil(t, "heartbeat", 5*time.Second, func() bool { return c.broker.count(remoting.HeartBeat) > 0 })
+	waitUntil(t, "heartbeat", 5*time.Second, func() bool { return c.broker.Count(remoting.HeartBeat) > 0 })
 	if err := p.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if c.broker.count(remoting.UnregisterClient) != 1 {
+	if c.broker.Count(remoting.UnregisterClient) != 1 {
 		t.Fatal("no UNREGISTER_CLIENT on shutdown")
 	}
 }

@@ -3,6 +3,7 @@ package mqclient
 import (
 	"context"
 	"errors"
+	"github.com/go-rocketmq/rocketmq/internal/fakepeer"
 	"net"
 	"strconv"
 	"testing"
@@ -140,13 +141,13 @@ func newTestClient(t *testing.T, ns ...string) *Client {
 }
 
 func TestRouteFailoverAndTemplate(t *testing.T) {
-	broker := newFakeServer(t, func(req *remoting.Command) *remoting.Command { return remoting.NewResponse(remoting.Success, "") })
+	broker := fakepeer.New(t, func(req *remoting.Command) *remoting.Command { return remoting.NewResponse(remoting.Success, "") })
 	routes := map[string]*remoting.TopicRouteData{
-		"T":      route(map[string]string{"broker-a": broker.addr()}, remoting.QueueData{BrokerName: "broker-a", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6}),
-		"TBW102": route(map[string]string{"broker-a": broker.addr()}, remoting.QueueData{BrokerName: "broker-a", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}),
+		"T":      route(map[string]string{"broker-a": broker.Addr()}, remoting.QueueData{BrokerName: "broker-a", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 6}),
+		"TBW102": route(map[string]string{"broker-a": broker.Addr()}, remoting.QueueData{BrokerName: "broker-a", ReadQueueNums: 8, WriteQueueNums: 8, Perm: 7}),
 	}
-	ns := newFakeServer(t, namesrvHandler(routes))
-	c := newTestClient(t, deadAddr(t), ns.addr())
+	ns := fakepeer.New(t, namesrvHandler(routes))
+	c := newTestClient(t, deadAddr(t), ns.Addr())
 	ctx := context.Background()
 
 	pi, err := c.PublishInfo(ctx, "T", "TBW102", 4)
@@ -156,7 +157,7 @@ func TestRouteFailoverAndTemplate(t *testing.T) {
 	if len(pi.Queues) != 8 || pi.FromDefault {
 		t.Fatalf("publish info %+v", pi)
 	}
-	if a, ok := c.BrokerAddr("broker-a"); !ok || a != broker.addr() {
+	if a, ok := c.BrokerAddr("broker-a"); !ok || a != broker.Addr() {
 		t.Fatalf("broker addr %q %v", a, ok)
 	}
 	// The failed NameServer is skipped from now on.
@@ -175,7 +176,7 @@ func TestRouteFailoverAndTemplate(t *testing.T) {
 		t.Fatalf("err = %v, want TOPIC_NOT_EXIST", err)
 	}
 	// Once the real route exists, a refresh replaces the template one.
-	routes["NEW"] = route(map[string]string{"broker-a": broker.addr()}, remoting.QueueData{BrokerName: "broker-a", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6})
+	routes["NEW"] = route(map[string]string{"broker-a": broker.Addr()}, remoting.QueueData{BrokerName: "broker-a", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6})
 	c.refreshTopics([]string{"NEW"})
 	pi, _ = c.PublishInfo(ctx, "NEW", "TBW102", 4)
 	if pi.FromDefault || len(pi.Queues) != 2 {
@@ -204,7 +205,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestHeartbeatUnregisterReply(t *testing.T) {
 	var lastHB remoting.HeartbeatData
 	hbc := make(chan remoting.HeartbeatData, 16)
-	broker := newFakeServer(t, func(req *remoting.Command) *remoting.Command {
+	broker := fakepeer.New(t, func(req *remoting.Command) *remoting.Command {
 		resp := remoting.NewResponse(remoting.Success, "")
 		resp.Version = 413
 		if req.Code == remoting.HeartBeat {
@@ -215,10 +216,10 @@ func TestHeartbeatUnregisterReply(t *testing.T) {
 		return resp
 	})
 	routes := map[string]*remoting.TopicRouteData{
-		"T": route(map[string]string{"broker-a": broker.addr()}, remoting.QueueData{BrokerName: "broker-a", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}),
+		"T": route(map[string]string{"broker-a": broker.Addr()}, remoting.QueueData{BrokerName: "broker-a", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}),
 	}
-	ns := newFakeServer(t, namesrvHandler(routes))
-	c := newTestClient(t, ns.addr())
+	ns := fakepeer.New(t, namesrvHandler(routes))
+	c := newTestClient(t, ns.Addr())
 	if err := c.RegisterProducer("pg"); err != nil {
 		t.Fatal(err)
 	}
@@ -242,14 +243,14 @@ func TestHeartbeatUnregisterReply(t *testing.T) {
 	if lastHB.ClientID != c.ClientID() || len(lastHB.ProducerDataSet) != 2 || lastHB.ProducerDataSet[1].GroupName != "pg" {
 		t.Fatalf("heartbeat %+v", lastHB)
 	}
-	waitFor(t, "broker version", func() bool { v, ok := c.BrokerVersion(broker.addr()); return ok && v == 413 })
+	waitFor(t, "broker version", func() bool { v, ok := c.BrokerVersion(broker.Addr()); return ok && v == 413 })
 
 	props := rocketmq.EncodeProperties(map[string]string{rocketmq.PropertyCorrelationID: "corr-1", rocketmq.PropertyUniqKey: "U1"})
 	h := remoting.ReplyMessageRequestHeader{ProducerGroup: "resp", Topic: "c_REPLY_TOPIC", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		BornTimestamp: 1, Properties: &props, BornHost: "127.0.0.1:1", StoreHost: "127.0.0.1:2", StoreTimestamp: 2}
 	push := remoting.NewRequest(remoting.PushReplyMessageToClient, h.AppendExt(nil), []byte("reply body"))
 	push.Opaque = 77
-	if err := broker.push(push); err != nil {
+	if err := broker.Push(push); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -262,7 +263,7 @@ func TestHeartbeatUnregisterReply(t *testing.T) {
 	}
 
 	c.UnregisterProducer(context.Background(), "pg")
-	if n := broker.count(remoting.UnregisterClient); n != 1 {
+	if n := broker.Count(remoting.UnregisterClient); n != 1 {
 		t.Fatalf("%d UNREGISTER_CLIENT, want 1", n)
 	}
 	if err := c.Close(context.Background()); err != nil {

@@ -1,4 +1,8 @@
-package producer
+// Package fakepeer is a scripted remoting peer for tests: a listener on
+// 127.0.0.1:0 that answers each request with what a handler returns and can
+// push requests to its clients. Client packages test against it without
+// importing the in-repo servers.
+package fakepeer
 
 import (
 	"bufio"
@@ -11,10 +15,11 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// fakeServer is a minimal remoting peer on 127.0.0.1:0: it answers each
-// request with handle's reply (nil: none) and can push requests to the
-// last connected client.
-type fakeServer struct {
+// Server is a minimal remoting peer on 127.0.0.1:0: it answers each
+// request with handle's reply (nil: none) on its own goroutine, so a held
+// request does not stop the connection, and can push requests to every
+// connected client.
+type Server struct {
 	ln     net.Listener
 	handle func(req *remoting.Command) *remoting.Command
 
@@ -24,28 +29,31 @@ type fakeServer struct {
 	wg    sync.WaitGroup
 }
 
-func newFakeServer(t *testing.T, handle func(req *remoting.Command) *remoting.Command) *fakeServer {
+// New starts a Server; it is closed at t's cleanup.
+func New(t testing.TB, handle func(req *remoting.Command) *remoting.Command) *Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &fakeServer{ln: ln, handle: handle, calls: map[int32]int{}}
+	s := &Server{ln: ln, handle: handle, calls: map[int32]int{}}
 	s.wg.Add(1)
 	go s.accept()
 	t.Cleanup(s.close)
 	return s
 }
 
-func (s *fakeServer) addr() string { return s.ln.Addr().String() }
+// Addr is the listening address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-func (s *fakeServer) count(code int32) int {
+// Count is how many requests with code arrived.
+func (s *Server) Count(code int32) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.calls[code]
 }
 
-func (s *fakeServer) accept() {
+func (s *Server) accept() {
 	defer s.wg.Done()
 	for {
 		c, err := s.ln.Accept()
@@ -60,7 +68,7 @@ func (s *fakeServer) accept() {
 	}
 }
 
-func (s *fakeServer) serve(c net.Conn) {
+func (s *Server) serve(c net.Conn) {
 	defer s.wg.Done()
 	r := bufio.NewReader(c)
 	var buf []byte
@@ -106,8 +114,8 @@ func (s *fakeServer) serve(c net.Conn) {
 	}
 }
 
-// push sends a oneway-less request to every connected client.
-func (s *fakeServer) push(req *remoting.Command) error {
+// Push sends req to every connected client.
+func (s *Server) Push(req *remoting.Command) error {
 	out, err := req.AppendFrame(nil)
 	if err != nil {
 		return err
@@ -122,7 +130,7 @@ func (s *fakeServer) push(req *remoting.Command) error {
 	return nil
 }
 
-func (s *fakeServer) close() {
+func (s *Server) close() {
 	s.ln.Close()
 	s.mu.Lock()
 	for _, c := range s.conns {
