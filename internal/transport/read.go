@@ -151,7 +151,13 @@ func (cn *conn) lead(ctx context.Context, cl *call, opaque int32) (*remoting.Com
 // readUntil is lead's loop: a result, or why there is none.
 // ctxDL says dl is ctx's deadline.
 func (cn *conn) readUntil(ctx context.Context, cl *call, dl time.Time, ctxDL bool) (r result, kind, cause error) {
-	err := cn.setReadDeadline(dl)
+	var err error
+	if cur := cn.rs.dl; dl.IsZero() || cur.IsZero() || cur.After(dl) {
+		err = cn.setReadDeadline(dl)
+	}
+	// else: an earlier deadline (a previous call's) is still set; when it
+	// fires, ours is set below. Back-to-back calls with one timeout thus
+	// set the socket's deadline once per timeout, not once per call.
 	for {
 		select {
 		case r := <-cl.ch:

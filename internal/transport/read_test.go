@@ -150,3 +150,46 @@ func TestDirectWriteFullSocket(t *testing.T) {
 		t.Fatal("connection closed")
 	}
 }
+
+// TestLeaderDeadlines: a reading caller keeps an earlier deadline left by
+// a previous call and must still time out on its own deadline, and not
+// before it.
+func TestLeaderDeadlines(t *testing.T) {
+	s := startServer(t, nil, func(sc *srvConn, req *remoting.Command) {
+		if string(req.Body) == "slow" {
+			slowEcho(300*time.Millisecond)(sc, req)
+			return
+		}
+		echo(sc, req)
+	})
+	c := newClient(t, withIdleRead(time.Hour))
+	ctx := context.Background()
+	call := func(body string, timeout time.Duration) (time.Duration, error) {
+		start := time.Now()
+		resp, err := c.InvokeTimeout(ctx, s.addr, request(remoting.HeartBeat, body), timeout)
+		if err == nil && string(resp.Body) != body {
+			err = errors.New("wrong body " + string(resp.Body))
+		}
+		return time.Since(start), err
+	}
+	if _, err := call("fast", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	cn := c.readyConn(s.addr)
+	took, err := call("slow", 50*time.Millisecond)
+	if !errors.Is(err, ErrTimeout) || took > 250*time.Millisecond {
+		t.Fatalf("short call: %v after %v, want ErrTimeout before the answer", err, took)
+	}
+	// The 50 ms deadline is still on the socket and has passed.
+	if _, err := call("slow", time.Minute); err != nil {
+		t.Fatalf("call after an expired deadline: %v", err)
+	}
+	for range 3 {
+		if _, err := call("fast", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cn.closed.Load() {
+		t.Fatal("connection closed")
+	}
+}
