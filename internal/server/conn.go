@@ -48,6 +48,7 @@ type Conn struct {
 	writing  bool // a writer (a sender or the loop's flusher) owns out
 	viaLoop  bool // gnet may hold unsent bytes: write through the loop
 	loopDone bool // event loop only: OnClose ran, gc must not be used
+	lowat    int  // event loop only: the socket's SO_RCVLOWAT (0: never set, i.e. 1)
 
 	// inflight counts this connection's requests handed to workers whose
 	// handler has not returned yet; a writer that sees some yields once
@@ -352,6 +353,34 @@ func (f *flusher) Run(context.Context) error {
 	c.writing = false
 	c.mu.Unlock()
 	return nil // an error here would not be reported anywhere useful
+}
+
+// maxLowat bounds the wake-up threshold: a larger frame is read as it comes
+// (setting a large SO_RCVLOWAT would also grow the receive buffer).
+const maxLowat = 64 << 10
+
+// wakeAfter tells the kernel not to report the socket readable before need
+// more bytes have arrived: the rest of the frame being waited for. Many
+// clients write a request in several pieces (the official Go client in
+// four: length, header length, header, body), and most wake-ups used to
+// find only part of a frame, each costing an epoll_wait and a read that
+// also sent an ACK. At a frame boundary need is 4, the length prefix.
+// End of stream and errors still wake the loop at once. Runs on the event
+// loop.
+func (c *Conn) wakeAfter(need int) {
+	if need <= 1 || need > maxLowat {
+		need = 1
+	}
+	cur := max(c.lowat, 1)
+	if need == cur {
+		return
+	}
+	if err := setRcvLowat(c.fd, need); err != nil {
+		// Not supported here: keep waking on every byte.
+		c.lowat = 1
+		return
+	}
+	c.lowat = need
 }
 
 // closeOnLoop marks the connection closed; runs in gnet's OnClose.

@@ -336,7 +336,10 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	for range maxFramesPerEvent {
 		prefix, err := gc.Peek(4)
 		if err != nil {
-			return gnet.None // wait for the length prefix
+			// Wait for the length prefix (or, at a frame boundary, for
+			// anything at all).
+			c.wakeAfter(4 - gc.InboundBuffered())
+			return gnet.None
 		}
 		size, err := remoting.FrameSize(prefix, max)
 		if err != nil {
@@ -345,7 +348,8 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 		frame, err := gc.Peek(size)
 		if err != nil {
-			return gnet.None // wait for the rest of the frame
+			c.wakeAfter(size - gc.InboundBuffered()) // wait for the rest of the frame
+			return gnet.None
 		}
 		cmd, n, err := remoting.DecodeFrame(frame, max)
 		if err != nil {
