@@ -5,8 +5,10 @@
 // and decodes: OnTraffic peeks the 4-byte length, bounds it by
 // Config.MaxFrameSize, peeks the whole frame, decodes it into an owned
 // remoting.Command and discards it, at most a fixed number of frames per
-// event (then it wakes itself for the rest). A bad or oversized frame
-// closes only the connection that sent it.
+// event (then it wakes itself for the rest). While part of a frame is
+// buffered, SO_RCVLOWAT (Linux) keeps the kernel from waking the loop
+// before the rest has arrived. A bad or oversized frame closes only the
+// connection that sent it.
 //
 // Requests run on worker goroutines that are reused from one request to
 // the next (an idle one leaves after a while), at most Config.MaxHandlers
