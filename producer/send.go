@@ -400,29 +400,53 @@ func (p *Producer) result(e *envelope, mq rocketmq.MessageQueue, resp *remoting.
 	default:
 		return nil, remoting.ResponseError(resp)
 	}
-	var h remoting.SendMessageResponseHeader
-	if err := h.FromExt(resp.Ext); err != nil {
-		return nil, fmt.Errorf("rocketmq: send response: %w", err)
-	}
 	r := &rocketmq.SendResult{
-		Status:      st,
-		MsgID:       e.ids,
-		OffsetMsgID: h.MsgID,
-		Queue:       rocketmq.MessageQueue{Topic: e.userTopic, BrokerName: mq.BrokerName, QueueID: int(h.QueueID)},
-		QueueOffset: h.QueueOffset,
-		RegionID:    rocketmq.DefaultTraceRegionID,
-		TraceOn:     true,
+		Status:   st,
+		MsgID:    e.ids,
+		Queue:    rocketmq.MessageQueue{Topic: e.userTopic, BrokerName: mq.BrokerName},
+		RegionID: rocketmq.DefaultTraceRegionID,
+		TraceOn:  true,
 	}
-	if h.TransactionID != nil {
-		r.TransactionID = *h.TransactionID
-	}
-	if h.MsgRegion != nil && *h.MsgRegion != "" {
-		r.RegionID = *h.MsgRegion
-	}
-	if h.TraceOn != nil {
-		r.TraceOn = *h.TraceOn
+	if !readSendResponse(resp.Ext, r) {
+		// Something is missing or malformed: the header decoder says what.
+		var h remoting.SendMessageResponseHeader
+		if err := h.FromExt(resp.Ext); err != nil {
+			return nil, fmt.Errorf("rocketmq: send response: %w", err)
+		}
+		return nil, fmt.Errorf("rocketmq: send response: unreadable header %v", resp.Ext)
 	}
 	return r, nil
+}
+
+// readSendResponse fills r from a SEND_MESSAGE response header in one
+// pass, with SendMessageResponseHeader.FromExt's rules (the last entry of a
+// key wins; msgId, queueId and queueOffset are required; TRACE_ON is
+// Java's Boolean.parseBoolean) but without its pointer fields, which cost
+// allocations on every send. false: a required field is missing or bad.
+func readSendResponse(ext remoting.ExtFields, r *rocketmq.SendResult) bool {
+	var haveID, haveQueue, haveOffset bool
+	for _, f := range ext {
+		switch f.Key {
+		case "msgId":
+			r.OffsetMsgID, haveID = f.Value, true
+		case "queueId":
+			n, err := strconv.ParseInt(f.Value, 10, 32)
+			r.Queue.QueueID, haveQueue = int(n), err == nil
+		case "queueOffset":
+			n, err := strconv.ParseInt(f.Value, 10, 64)
+			r.QueueOffset, haveOffset = n, err == nil
+		case "transactionId":
+			r.TransactionID = f.Value
+		case "MSG_REGION":
+			r.RegionID = f.Value
+		case "TRACE_ON":
+			r.TraceOn = len(f.Value) == 4 && strings.EqualFold(f.Value, "true")
+		}
+	}
+	if r.RegionID == "" {
+		r.RegionID = rocketmq.DefaultTraceRegionID
+	}
+	return haveID && haveQueue && haveOffset
 }
 
 // chooseQueue applies sel (nil or RoundRobin: the fault strategy).
