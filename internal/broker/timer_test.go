@@ -219,8 +219,12 @@ func TestTimerRestart(t *testing.T) {
 				if !clean {
 					want, unsure = 2, 1
 				}
-				if n := b.timers.pendingCount(); n != want || len(b.timers.unsure) != unsure {
-					t.Errorf("%d timers pending (%d overdue) after the restart, want %d (%d)", n, len(b.timers.unsure), want, unsure)
+				// On a loaded machine the restart may end after "late" was
+				// due; then it may be overdue too.
+				slow := time.Now().UnixMilli()-before >= 1400
+				got := len(b.timers.unsure)
+				if n := b.timers.pendingCount(); n != want || (got != unsure && !(slow && got == unsure+1)) {
+					t.Errorf("%d timers pending (%d overdue) after the restart, want %d (%d)", n, got, want, unsure)
 				}
 			})
 			msgs, seen := e.waitFor("TR", 0, 2, 5*time.Second)
