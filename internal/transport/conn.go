@@ -53,6 +53,10 @@ type conn struct {
 	canLead   bool          // callers may read (the socket takes read deadlines cheaply)
 	rsig      chan struct{} // cap 1: wake the read loop to take the read side
 	idle      *time.Timer   // wakes the read loop when the read side stayed free
+	idleArmed atomic.Bool   // idle is set to fire
+	idleWait  atomic.Int64  // the next arming's delay (time.Duration)
+	idleGen   atomic.Uint32 // leads when idle was set
+	leads     atomic.Uint32 // times a caller took the read side
 	interrupt func()        // ends a blocked Read (bound once: no allocation per call)
 	rs        readState     // the reader's buffer, used by whoever reads
 
@@ -79,6 +83,8 @@ func newConn(c *Client, addr string, nc net.Conn) *conn {
 	_, cn.canLead = nc.(*net.TCPConn)
 	if cn.canLead {
 		cn.idle = time.NewTimer(c.cfg.idleRead)
+		cn.idleArmed.Store(true)
+		cn.idleWait.Store(int64(c.cfg.idleRead))
 		cn.interrupt = cn.interruptRead
 	}
 	cn.touch()

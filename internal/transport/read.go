@@ -15,9 +15,11 @@ import (
 // one sync caller at a time then costs no handoff from a reader goroutine
 // (the wake-up of another thread per call). When the caller has its
 // response it lets go: the read loop takes over at once if other calls
-// are pending, else after idleReadDelay unless a caller took it back, so
-// that server requests and a closed peer are noticed on an idle
-// connection too. Under load the read loop keeps the read side.
+// are pending, else once the read side has stayed free for a while
+// (idleReadDelay, backing off while callers keep reading), so that server
+// requests and a closed peer are noticed on an idle connection too;
+// ReadSoon asks for it at once. Under load the read loop keeps the read
+// side.
 //
 // Connections other than plain TCP (TLS, custom dialers) are read by the
 // read loop alone.
@@ -29,9 +31,16 @@ const (
 )
 
 // idleReadDelay is how long the read side may stay free before the read
-// loop takes it: the most a server request waits on a connection without
-// calls in flight.
-const idleReadDelay = time.Millisecond
+// loop takes it. While callers keep reading, the loop's timer is not moved
+// on every call (see releaseRead) and backs off, doubling up to
+// idleReadMax: a caller that sends back to back then never meets the read
+// loop, and a server request on a connection that has just gone idle
+// waits at most about twice idleReadMax (ReadSoon cuts that short when
+// one is expected).
+const (
+	idleReadDelay = time.Millisecond
+	idleReadMax   = 32 * time.Millisecond
+)
 
 // readState is the read buffer; only the owner of the read side uses it.
 type readState struct {
@@ -46,7 +55,13 @@ func (cn *conn) takeRead(who int32) bool {
 	if who == readerCall && !cn.canLead {
 		return false
 	}
-	return cn.reader.CompareAndSwap(readerNone, who)
+	if !cn.reader.CompareAndSwap(readerNone, who) {
+		return false
+	}
+	if who == readerCall {
+		cn.leads.Add(1)
+	}
+	return true
 }
 
 // releaseRead lets go of the read side and makes sure somebody will read
@@ -62,7 +77,26 @@ func (cn *conn) releaseRead() {
 		}
 		return
 	}
-	cn.idle.Reset(cn.c.cfg.idleRead)
+	// Arm the idle timer unless it is armed: resetting it on every call
+	// of a caller that keeps reading would cost more than the call itself
+	// (timers move between the Ps' heaps). The read loop checks, when it
+	// fires, whether callers read meanwhile, and looks again later if so.
+	if !cn.idleArmed.Swap(true) {
+		cn.idleGen.Store(cn.leads.Load())
+		cn.idle.Reset(time.Duration(cn.idleWait.Load()))
+	}
+}
+
+// ReadSoon makes the read loop of addr's connection read it now if no
+// caller does, for a server request expected shortly (a request-reply
+// reply) that should not wait for the loop's idle timer.
+func (c *Client) ReadSoon(addr string) {
+	if cn := c.readyConn(addr); cn != nil && cn.canLead {
+		select {
+		case cn.rsig <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (cn *conn) interruptRead() { _ = cn.nc.SetReadDeadline(time.Unix(1, 0)) }
@@ -97,6 +131,17 @@ func (cn *conn) readLoop() {
 		select {
 		case <-cn.rsig:
 		case <-cn.idle.C:
+			if g := cn.leads.Load(); g != cn.idleGen.Load() {
+				// Callers read since the timer was armed: not idle. Look
+				// again later, and later each time.
+				cn.idleGen.Store(g)
+				w := min(2*time.Duration(cn.idleWait.Load()), max(idleReadMax, cn.c.cfg.idleRead))
+				cn.idleWait.Store(int64(w))
+				cn.idle.Reset(w)
+				continue
+			}
+			cn.idleArmed.Store(false)
+			cn.idleWait.Store(int64(cn.c.cfg.idleRead))
 		case <-cn.done:
 			return
 		}

@@ -193,3 +193,32 @@ func TestLeaderDeadlines(t *testing.T) {
 		t.Fatal("connection closed")
 	}
 }
+
+// TestReadSoon: on a connection nobody reads, a server request waits for
+// the read loop's idle timer unless ReadSoon has the loop read at once.
+func TestReadSoon(t *testing.T) {
+	s := startServer(t, nil, echo)
+	c := newClient(t, withIdleRead(time.Hour))
+	if _, err := c.Invoke(context.Background(), s.addr, request(remoting.HeartBeat, "dial")); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan struct{}, 1)
+	c.RegisterHandler(remoting.PushReplyMessageToClient, func(context.Context, string, *remoting.Command) *remoting.Command {
+		got <- struct{}{}
+		return nil
+	})
+	if err := s.conn(0).send(&remoting.Command{Code: remoting.PushReplyMessageToClient, Opaque: 9, Flag: remoting.FlagOneway}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-got:
+		t.Fatal("read without a reader: the test's premise is wrong")
+	case <-time.After(50 * time.Millisecond):
+	}
+	c.ReadSoon(s.addr)
+	select {
+	case <-got:
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadSoon did not get the connection read")
+	}
+}
