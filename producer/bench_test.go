@@ -25,6 +25,7 @@ func (s *stubAPI) publishInfo(context.Context, string) (*mqclient.PublishInfo, e
 	return s.pi, nil
 }
 func (s *stubAPI) refreshRoute(string)                                           {}
+func (s *stubAPI) readSoon(string)                                               {}
 func (s *stubAPI) brokerAddr(name string) (string, bool)                         { return "addr-" + name, true }
 func (s *stubAPI) brokerVersion(string) (int32, bool)                            { return 0, false }
 func (s *stubAPI) ensureHeartbeat(context.Context, string) error                 { return nil }

@@ -35,6 +35,9 @@ type brokerAPI interface {
 	// goroutine, unless it returns an error (the call was not accepted).
 	invokeAsync(ctx context.Context, addr string, req *remoting.Command, timeout time.Duration, cb func(*remoting.Command, error)) error
 	invokeOneway(ctx context.Context, addr string, req *remoting.Command) error
+	// readSoon has the connection to addr read now: a pushed reply is
+	// expected on it.
+	readSoon(addr string)
 	// setReplyHandler receives pushed reply messages.
 	setReplyHandler(h func(*rocketmq.MessageExt))
 }
@@ -96,6 +99,8 @@ func (a *clientAPI) invokeAsync(ctx context.Context, addr string, req *remoting.
 func (a *clientAPI) invokeOneway(ctx context.Context, addr string, req *remoting.Command) error {
 	return a.c.InvokeOneway(ctx, addr, req)
 }
+
+func (a *clientAPI) readSoon(addr string) { a.c.ReadSoon(addr) }
 
 func (a *clientAPI) setReplyHandler(h func(*rocketmq.MessageExt)) {
 	if h == nil {

@@ -49,6 +49,7 @@ func newMockProducer(t *testing.T, routes map[string]*mqclient.PublishInfo, opts
 	api.EXPECT().shutdown(gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
 	api.EXPECT().clientID().Return("127.0.0.1@test").AnyTimes()
 	api.EXPECT().refreshRoute(gomock.Any()).AnyTimes()
+	api.EXPECT().readSoon(gomock.Any()).AnyTimes()
 	api.EXPECT().ensureHeartbeat(gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
 	api.EXPECT().setReplyHandler(gomock.Any()).Do(func(h func(*rocketmq.MessageExt)) {
 		env.mu.Lock()

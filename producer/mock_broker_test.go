@@ -154,6 +154,18 @@ func (mr *MockbrokerAPIMockRecorder) publishInfo(ctx, topic interface{}) *gomock
 	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "publishInfo", reflect.TypeOf((*MockbrokerAPI)(nil).publishInfo), ctx, topic)
 }
 
+// readSoon mocks base method.
+func (m *MockbrokerAPI) readSoon(addr string) {
+	m.ctrl.T.Helper()
+	m.ctrl.Call(m, "readSoon", addr)
+}
+
+// readSoon indicates an expected call of readSoon.
+func (mr *MockbrokerAPIMockRecorder) readSoon(addr interface{}) *gomock.Call {
+	mr.mock.ctrl.T.Helper()
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "readSoon", reflect.TypeOf((*MockbrokerAPI)(nil).readSoon), addr)
+}
+
 // refreshRoute mocks base method.
 func (m *MockbrokerAPI) refreshRoute(topic string) {
 	m.ctrl.T.Helper()

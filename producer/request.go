@@ -85,8 +85,14 @@ func (p *Producer) doRequest(ctx context.Context, r *runState, msg *rocketmq.Mes
 	}()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	if _, err := p.sendEnvelope(ctx, r, e, sel); err != nil {
+	res, err := p.sendEnvelope(ctx, r, e, sel)
+	if err != nil {
 		return nil, err
+	}
+	// The broker pushes the reply on this connection, which the transport
+	// may otherwise leave unread for a while once no call is in flight.
+	if addr, ok := r.api.brokerAddr(res.Queue.BrokerName); ok {
+		r.api.readSoon(addr)
 	}
 	select {
 	case m := <-ch:

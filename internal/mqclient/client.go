@@ -275,6 +275,11 @@ func (c *Client) InvokeOneway(ctx context.Context, addr string, req *remoting.Co
 	return c.tr.InvokeOneway(ctx, addr, req)
 }
 
+// ReadSoon asks the connection to addr to be read now rather than after
+// its idle delay, for a server request expected shortly (see
+// transport.Client.ReadSoon).
+func (c *Client) ReadSoon(addr string) { c.tr.ReadSoon(addr) }
+
 // InvokeNameServer sends the request built by mk to the NameServers, the
 // current one first, moving to the next on a transport error until one
 // answers or ctx ends. mk is called once per attempt.
