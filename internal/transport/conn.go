@@ -57,7 +57,6 @@ type conn struct {
 	idleWait  atomic.Int64  // the next arming's delay (time.Duration)
 	idleGen   atomic.Uint32 // leads when idle was set
 	leads     atomic.Uint32 // times a caller took the read side
-	interrupt func()        // ends a blocked Read (bound once: no allocation per call)
 	rs        readState     // the reader's buffer, used by whoever reads
 
 	pmu     sync.Mutex
@@ -85,7 +84,6 @@ func newConn(c *Client, addr string, nc net.Conn) *conn {
 		cn.idle = time.NewTimer(c.cfg.idleRead)
 		cn.idleArmed.Store(true)
 		cn.idleWait.Store(int64(c.cfg.idleRead))
-		cn.interrupt = cn.interruptRead
 	}
 	cn.touch()
 	return cn

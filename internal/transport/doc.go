@@ -15,7 +15,7 @@
 // on a plain TCP connection writes its frame itself (one non-blocking
 // write) and, when nobody else reads the connection, reads its response
 // itself too: a lone sync caller then costs no goroutine handoff (conn.go,
-// read.go). Whoever reads decodes each frame by its own header encoding
+// read.go); such a caller notices a cancelled ctx within 10 ms. Whoever reads decodes each frame by its own header encoding
 // and hands responses to their waiting call; requests go to the
 // registered Handler on a goroutine of their own (bounded, see
 // WithMaxHandlers), or are answered REQUEST_CODE_NOT_SUPPORTED.

@@ -99,8 +99,6 @@ func (c *Client) ReadSoon(addr string) {
 	}
 }
 
-func (cn *conn) interruptRead() { _ = cn.nc.SetReadDeadline(time.Unix(1, 0)) }
-
 // setReadDeadline sets the socket's read deadline unless it is set already.
 func (cn *conn) setReadDeadline(t time.Time) error {
 	if t.Equal(cn.rs.dl) {
@@ -155,7 +153,7 @@ func (cn *conn) readLoop() {
 			}
 			if err != nil {
 				if isTimeout(err) && !cn.closed.Load() {
-					// The interrupt of a caller that has left already.
+					// A deadline left on the socket: clear it, go on.
 					cn.rs.dl = time.Unix(1, 0)
 					continue
 				}
@@ -171,6 +169,13 @@ func (cn *conn) readLoop() {
 	}
 }
 
+// ctxPoll is how often a caller reading its own response checks its ctx:
+// a ctx that can end (Done != nil) bounds the read deadline to this far
+// ahead, instead of a context.AfterFunc per call that would interrupt the
+// read (registering and removing one costs more than the rest of the
+// call's bookkeeping). A cancelled ctx is noticed up to this much late.
+const ctxPoll = 10 * time.Millisecond
+
 // lead reads the connection, as owner of its read side, until cl's
 // response arrives, the call's deadline passes or ctx ends, then lets go.
 func (cn *conn) lead(ctx context.Context, cl *call, opaque int32) (*remoting.Command, error) {
@@ -178,14 +183,7 @@ func (cn *conn) lead(ctx context.Context, cl *call, opaque int32) (*remoting.Com
 	if d, ok := ctx.Deadline(); ok && (dl.IsZero() || !dl.Before(d)) {
 		dl, ctxDL = d, true
 	}
-	var stop func() bool
-	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, cn.interrupt)
-	}
 	r, kind, cause := cn.readUntil(ctx, cl, dl, ctxDL)
-	if stop != nil {
-		stop()
-	}
 	cn.releaseRead()
 	if kind != nil {
 		return cn.giveUp(cl, opaque, kind, cause)
@@ -193,16 +191,28 @@ func (cn *conn) lead(ctx context.Context, cl *call, opaque int32) (*remoting.Com
 	return r.resp, r.err
 }
 
-// readUntil is lead's loop: a result, or why there is none.
-// ctxDL says dl is ctx's deadline.
+// readUntil is lead's loop: a result, or why there is none. ctxDL says dl
+// is ctx's deadline.
+//
+// The socket's read deadline is the earlier of dl and, for a ctx that can
+// end, ctxPoll from now. An earlier deadline still set by a previous call
+// is kept: when it fires, this call's is set. Back-to-back calls thus set
+// the socket's deadline about once per ctxPoll (or timeout), not per call.
 func (cn *conn) readUntil(ctx context.Context, cl *call, dl time.Time, ctxDL bool) (r result, kind, cause error) {
-	var err error
-	if cur := cn.rs.dl; dl.IsZero() || cur.IsZero() || cur.After(dl) {
-		err = cn.setReadDeadline(dl)
+	poll := ctx.Done() != nil
+	next := func() time.Time {
+		if !poll {
+			return dl
+		}
+		if p := time.Now().Add(ctxPoll); dl.IsZero() || p.Before(dl) {
+			return p
+		}
+		return dl
 	}
-	// else: an earlier deadline (a previous call's) is still set; when it
-	// fires, ours is set below. Back-to-back calls with one timeout thus
-	// set the socket's deadline once per timeout, not once per call.
+	var err error
+	if want, cur := next(), cn.rs.dl; want.IsZero() || cur.IsZero() || cur.After(want) {
+		err = cn.setReadDeadline(want)
+	}
 	for {
 		select {
 		case r := <-cl.ch:
@@ -233,14 +243,10 @@ func (cn *conn) readUntil(ctx context.Context, cl *call, dl time.Time, ctxDL boo
 			}
 			return result{}, ErrTimeout, nil
 		}
-		// Interrupted for a caller that has left: our deadline again.
+		// A poll, or an earlier deadline left by a previous call: ours
+		// again (forced: the socket's deadline is not what rs.dl says).
 		cn.rs.dl = time.Unix(1, 0)
-		err = cn.setReadDeadline(dl)
-		if err == nil && ctx.Err() != nil {
-			// ctx ended between the check and the new deadline, which
-			// may have undone its interrupt.
-			err = os.ErrDeadlineExceeded
-		}
+		err = cn.setReadDeadline(next())
 	}
 }
 

@@ -14,6 +14,10 @@ import (
 // side free for as long as they need.
 func withIdleRead(d time.Duration) Option { return func(c *config) { c.idleRead = d } }
 
+// interruptRead ends a blocked Read the way an expired deadline left by an
+// earlier call does.
+func (cn *conn) interruptRead() { _ = cn.nc.SetReadDeadline(time.Unix(1, 0)) }
+
 // slowEcho answers after d, from its own goroutine.
 func slowEcho(d time.Duration) func(*srvConn, *remoting.Command) {
 	return func(sc *srvConn, req *remoting.Command) {
