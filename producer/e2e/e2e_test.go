@@ -96,6 +96,11 @@ func (e *e2e) pullAll(t *testing.T, topic string) []*rocketmq.MessageExt {
 				QueueOffset: off, MaxMsgNums: 32, SysFlag: remoting.PullFlagSubscription, Subscription: &sub,
 				SubVersion: time.Now().UnixMilli(), ExpressionType: remoting.Ptr(remoting.ExpressionTypeTag)}
 			resp, err := e.reader.Invoke(ctx, addr, remoting.NewRequest(remoting.PullMessage, h.AppendExt(nil), nil), 5*time.Second)
+			if err != nil && remoting.IsRetriable(err) {
+				// A connection closed by a broker restart fails the first
+				// call on it; the next one dials again.
+				resp, err = e.reader.Invoke(ctx, addr, remoting.NewRequest(remoting.PullMessage, h.AppendExt(nil), nil), 5*time.Second)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
