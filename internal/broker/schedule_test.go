@@ -105,6 +105,9 @@ func (e *delayEnv) stop(clean bool) {
 	if err != nil && !errors.Is(err, store.ErrClosed) {
 		e.t.Errorf("stop broker (clean=%v): %v", clean, err)
 	}
+	// Forget the connection the stop closed, so the next call dials the
+	// restarted broker instead of failing on the old socket.
+	e.cli.CloseConn(e.b.Addr())
 	e.b = nil
 }
 
