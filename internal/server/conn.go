@@ -355,9 +355,11 @@ func (f *flusher) Run(context.Context) error {
 	return nil // an error here would not be reported anywhere useful
 }
 
-// maxLowat bounds the wake-up threshold: a larger frame is read as it comes
-// (setting a large SO_RCVLOWAT would also grow the receive buffer).
-const maxLowat = 64 << 10
+// maxLowat bounds the wake-up threshold: a larger frame is read as it comes.
+// A threshold above about a quarter of the receive buffer makes the kernel
+// grow the buffer, and older kernels then also clamp the receive window to
+// the threshold for good; 16 KiB stays far below the 128 KiB default.
+const maxLowat = 16 << 10
 
 // wakeAfter tells the kernel not to report the socket readable before need
 // more bytes have arrived: the rest of the frame being waited for. Many
