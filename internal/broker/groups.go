@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -100,11 +101,7 @@ func (m *groupManager) persistLogged() {
 func (m *groupManager) wrapper() remoting.SubscriptionGroupWrapper {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	t := make(map[string]remoting.SubscriptionGroupConfig, len(m.table))
-	for k, v := range m.table {
-		t[k] = v
-	}
-	return remoting.SubscriptionGroupWrapper{SubscriptionGroupTable: t, DataVersion: m.version}
+	return remoting.SubscriptionGroupWrapper{SubscriptionGroupTable: maps.Clone(m.table), DataVersion: m.version}
 }
 
 // get returns a group's config without creating it.
@@ -118,13 +115,8 @@ func (m *groupManager) get(group string) (remoting.SubscriptionGroupConfig, bool
 // names returns the sorted group names.
 func (m *groupManager) names() []string {
 	m.mu.RLock()
-	out := make([]string, 0, len(m.table))
-	for k := range m.table {
-		out = append(out, k)
-	}
-	m.mu.RUnlock()
-	sort.Strings(out)
-	return out
+	defer m.mu.RUnlock()
+	return slices.Sorted(maps.Keys(m.table))
 }
 
 // findOrCreate returns a group's config, creating it with Java's defaults

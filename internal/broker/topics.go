@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -67,11 +68,7 @@ func (m *topicManager) persistLogged() {
 func (m *topicManager) wrapper() remoting.TopicConfigSerializeWrapper {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	t := make(map[string]remoting.TopicConfig, len(m.table))
-	for k, v := range m.table {
-		t[k] = v
-	}
-	return remoting.TopicConfigSerializeWrapper{TopicConfigTable: t, DataVersion: m.version}
+	return remoting.TopicConfigSerializeWrapper{TopicConfigTable: maps.Clone(m.table), DataVersion: m.version}
 }
 
 func (m *topicManager) get(topic string) (remoting.TopicConfig, bool) {
@@ -84,13 +81,8 @@ func (m *topicManager) get(topic string) (remoting.TopicConfig, bool) {
 // names returns the sorted topic names.
 func (m *topicManager) names() []string {
 	m.mu.RLock()
-	out := make([]string, 0, len(m.table))
-	for k := range m.table {
-		out = append(out, k)
-	}
-	m.mu.RUnlock()
-	sort.Strings(out)
-	return out
+	defer m.mu.RUnlock()
+	return slices.Sorted(maps.Keys(m.table))
 }
 
 func (m *topicManager) bumpLocked() {
