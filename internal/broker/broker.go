@@ -285,6 +285,28 @@ func (b *Broker) handle(code int32, h server.Handler) {
 	})
 }
 
+// handleInline registers f as code's fast path on the event loop (see
+// server.HandleInline). It declines while Start has not finished or any
+// fault is set, so the fault controls and the start gate stay on the
+// worker path.
+func (b *Broker) handleInline(code int32, f server.InlineHandler) {
+	b.srv.HandleInline(code, func(ctx context.Context, c *server.Conn, req *remoting.Command) (*remoting.Command, bool) {
+		select {
+		case <-b.ready:
+		default:
+			return nil, false
+		}
+		if b.faults.n.Load() != 0 {
+			return nil, false
+		}
+		resp, ok := f(ctx, c, req)
+		if ok {
+			stampResponse(resp)
+		}
+		return resp, ok
+	})
+}
+
 // stampResponse marks resp as coming from a JAVA broker of brokerVersion,
 // as every response of ours does.
 func stampResponse(resp *remoting.Command) {

@@ -38,6 +38,42 @@ func (b *Broker) registerSendHandlers() {
 	b.handle(remoting.SendMessage, b.handleSendMessage)
 	b.handle(remoting.SendMessageV2, b.handleSendMessageV2)
 	b.handle(remoting.SendBatchMessage, b.handleSendBatchMessage)
+	if b.cfg.FlushMode == store.FlushAsync {
+		// With sync flush a send waits for the device: never on the loop.
+		for _, code := range []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage} {
+			b.handleInline(code, b.sendInline)
+		}
+	}
+}
+
+// sendInline is the send path's fast path on the event loop: a send to an
+// existing topic other than a %RETRY% one, whose only shared state is the
+// store's append lock. Auto-creation (which writes config and re-registers
+// with the NameServer) and %RETRY% sends (which may create a group) are
+// left to a worker.
+func (b *Broker) sendInline(ctx context.Context, c *server.Conn, req *remoting.Command) (*remoting.Command, bool) {
+	h, err := decodeSendHeader(req)
+	if err != nil {
+		return b.sendHeaderError(err), true
+	}
+	if rocketmq.IsRetryTopic(h.Topic) {
+		return nil, false
+	}
+	if _, ok := b.topics.get(h.Topic); !ok {
+		return nil, false
+	}
+	return b.send(ctx, c, req, h), true
+}
+
+// decodeSendHeader decodes the header of a SEND_MESSAGE (long keys) or a
+// SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE (one-letter keys).
+func decodeSendHeader(req *remoting.Command) (*remoting.SendMessageRequestHeader, error) {
+	if req.Code == remoting.SendMessage {
+		h := new(remoting.SendMessageRequestHeader)
+		return h, h.FromExt(req.Ext)
+	}
+	h := new(remoting.SendMessageRequestHeaderV2)
+	return (*remoting.SendMessageRequestHeader)(h), h.FromExt(req.Ext)
 }
 
 // send dispatches a decoded send header like Java's asyncProcessRequest:

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// inlineServer counts where each request of codeEcho was served: by the
+// inline fast path (which declines bodies starting with "slow") or by the
+// worker handler.
+type inlineServer struct {
+	inline, worker atomic.Int32
+}
+
+func (is *inlineServer) start(t *testing.T) string {
+	t.Helper()
+	s := New(Config{})
+	s.Handle(codeEcho, func(ctx context.Context, c *Conn, req *remoting.Command) *remoting.Command {
+		is.worker.Add(1)
+		return echo(ctx, c, req)
+	})
+	s.HandleInline(codeEcho, func(ctx context.Context, c *Conn, req *remoting.Command) (*remoting.Command, bool) {
+		switch body := string(req.Body); {
+		case strings.HasPrefix(body, "slow"):
+			return nil, false
+		case body == "panic":
+			panic("inline boom")
+		}
+		is.inline.Add(1)
+		return echo(ctx, c, req), true
+	})
+	return startServer(t, s)
+}
+
+func TestInlineServesALoneRequest(t *testing.T) {
+	var is inlineServer
+	c := dial(t, is.start(t))
+	for i := range 5 {
+		resp := c.call(req(codeEcho, int32(i), remoting.SerializeJSON, "fast"+strconv.Itoa(i)))
+		if string(resp.Body) != "fast"+strconv.Itoa(i) || resp.Code != remoting.Success {
+			t.Fatalf("response %d: code %d body %q", i, resp.Code, resp.Body)
+		}
+	}
+	if in, w := is.inline.Load(), is.worker.Load(); in != 5 || w != 0 {
+		t.Fatalf("one request at a time: %d inline, %d on workers; want 5 and 0", in, w)
+	}
+}
+
+func TestInlineDeclinedGoesToWorker(t *testing.T) {
+	var is inlineServer
+	c := dial(t, is.start(t))
+	resp := c.call(req(codeEcho, 7, remoting.SerializeRocketMQ, "slow path"))
+	if string(resp.Body) != "slow path" || resp.Serialize != remoting.SerializeRocketMQ {
+		t.Fatalf("declined request answered with %q in %v", resp.Body, resp.Serialize)
+	}
+	if in, w := is.inline.Load(), is.worker.Load(); in != 0 || w != 1 {
+		t.Fatalf("declined request: %d inline, %d on workers; want 0 and 1", in, w)
+	}
+}
+
+func TestInlinePanicIsSystemError(t *testing.T) {
+	var is inlineServer
+	c := dial(t, is.start(t))
+	resp := c.call(req(codeEcho, 3, remoting.SerializeJSON, "panic"))
+	if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, "inline boom") {
+		t.Fatalf("panic answered with code %d remark %q", resp.Code, resp.Remark)
+	}
+	// The loop survived: the connection still works.
+	if resp := c.call(req(codeEcho, 4, remoting.SerializeJSON, "after")); string(resp.Body) != "after" {
+		t.Fatalf("after the panic: body %q", resp.Body)
+	}
+}
+
+// A burst read at once keeps its parallelism: only the last request of the
+// read may run on the loop; the others go to workers.
+func TestInlineOnlyLastOfABurst(t *testing.T) {
+	var is inlineServer
+	c := dial(t, is.start(t))
+	const n = 32
+	var burst []byte
+	for i := range n {
+		burst = append(burst, frame(t, req(codeEcho, int32(i), remoting.SerializeJSON, "fast"))...)
+	}
+	c.writeRaw(burst)
+	seen := map[int32]bool{}
+	for range n {
+		resp := c.mustRead()
+		if resp.Code != remoting.Success || seen[resp.Opaque] {
+			t.Fatalf("response opaque %d code %d (seen before: %v)", resp.Opaque, resp.Code, seen[resp.Opaque])
+		}
+		seen[resp.Opaque] = true
+	}
+	in, w := is.inline.Load(), is.worker.Load()
+	if in+w != n {
+		t.Fatalf("%d inline + %d on workers, want %d in all", in, w, n)
+	}
+	// TCP may split the burst over several reads; each read has one last
+	// request, so workers must still have done most of the work.
+	if w == 0 || in > n/2 {
+		t.Fatalf("burst of %d: %d inline, %d on workers; want most on workers", n, in, w)
+	}
+}
+
+// Close waits for an inline handler as for any other, and a declined
+// request still counts against nothing once the server is closed.
+func TestInlineAndClose(t *testing.T) {
+	s := New(Config{})
+	s.Handle(codeEcho, echo)
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	s.HandleInline(codeEcho, func(ctx context.Context, c *Conn, req *remoting.Command) (*remoting.Command, bool) {
+		close(entered)
+		<-release // a test-only stall, to observe Close waiting
+		return echo(ctx, c, req), true
+	})
+	if err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, s.Addr())
+	c.send(req(codeEcho, 1, remoting.SerializeJSON, "x"))
+	recv(t, entered, "the inline handler to start")
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		closed <- s.Close(ctx)
+	}()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned %v while an inline handler was running", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := recv(t, closed, "Close"); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
