@@ -329,6 +329,16 @@ func (r *jsonReader) strSlow(start int) string {
 				}
 				buf = utf8.AppendRune(buf, v)
 			case 'u':
+				// \u00XX (the properties' separators are \u0001 and
+				// \u0002) without the general path.
+				if r.i+4 <= len(r.s) && r.s[r.i] == '0' && r.s[r.i+1] == '0' {
+					hi, lo := hexVal[r.s[r.i+2]], hexVal[r.s[r.i+3]]
+					if hi|lo < 16 && hi < 8 {
+						buf = append(buf, hi<<4|lo)
+						r.i += 4
+						continue
+					}
+				}
 				v, ok := r.hex(4)
 				if !ok {
 					return ""
@@ -372,6 +382,21 @@ func (r *jsonReader) strSlow(start int) string {
 	r.fail("unterminated string")
 	return ""
 }
+
+// hexVal maps a hex digit to its value and anything else to 0xff.
+var hexVal = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+		t[c-'a'+'A'] = byte(c-'a') + 10
+	}
+	return t
+}()
 
 func (r *jsonReader) hex(n int) (rune, bool) {
 	if len(r.s)-r.i < n {

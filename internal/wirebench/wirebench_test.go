@@ -19,10 +19,16 @@ const echoCode = 9999
 func startEcho(tb testing.TB) string {
 	tb.Helper()
 	srv := server.New(server.Config{})
-	srv.Handle(echoCode, func(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
+	echo := func(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
 		resp := remoting.NewResponse(remoting.Success, "")
 		resp.Body = req.Body
 		return resp
+	}
+	srv.Handle(echoCode, echo)
+	// Echo never blocks, so it may also run on the event loop (the last
+	// request of each read), as the broker's sends do.
+	srv.HandleInline(echoCode, func(ctx context.Context, c *server.Conn, req *remoting.Command) (*remoting.Command, bool) {
+		return echo(ctx, c, req), true
 	})
 	if err := srv.Start("127.0.0.1:0"); err != nil {
 		tb.Fatal(err)
