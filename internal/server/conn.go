@@ -47,6 +47,7 @@ type Conn struct {
 	spare    []byte
 	writing  bool // a writer (a sender or the loop's flusher) owns out
 	viaLoop  bool // gnet may hold unsent bytes: write through the loop
+	corked   bool // the loop is serving requests inline: it writes at the end
 	loopDone bool // event loop only: OnClose ran, gc must not be used
 	lowat    int  // event loop only: the socket's SO_RCVLOWAT (0: never set, i.e. 1)
 
@@ -269,9 +270,9 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		return err
 	}
 	c.out = out
-	if c.writing {
+	if c.writing || c.corked {
 		c.mu.Unlock()
-		return nil // the writer at work takes it along
+		return nil // the writer at work, or the loop's uncork, takes it along
 	}
 	c.writing = true
 	if c.viaLoop {
@@ -286,6 +287,12 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		runtime.Gosched()
 		c.mu.Lock()
 	}
+	return c.writeOutLocked()
+}
+
+// writeOutLocked writes c.out until it is empty, as the writer (c.writing
+// is set, c.mu held; it returns with c.mu released).
+func (c *Conn) writeOutLocked() error {
 	for {
 		buf := c.out
 		c.out, c.spare = c.spare[:0], nil
@@ -310,6 +317,34 @@ func (c *Conn) send(cmd *remoting.Command) error {
 			c.mu.Unlock()
 			return nil
 		}
+	}
+}
+
+// cork holds replies back while the loop serves requests inline, so that
+// one write at uncork carries them all. Loop only.
+func (c *Conn) cork() {
+	c.mu.Lock()
+	c.corked = true
+	c.mu.Unlock()
+}
+
+// uncork writes what was held back (unless a writer is at work, which then
+// takes it along). Loop only.
+func (c *Conn) uncork() {
+	c.mu.Lock()
+	c.corked = false
+	if c.writing || len(c.out) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.writing = true
+	if c.viaLoop {
+		c.mu.Unlock()
+		_ = c.scheduleFlush()
+		return
+	}
+	if err := c.writeOutLocked(); err != nil {
+		c.srv.log.Debug("write failed", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
 	}
 }
 

@@ -77,33 +77,73 @@ func TestInlinePanicIsSystemError(t *testing.T) {
 	}
 }
 
-// A burst read at once keeps its parallelism: only the last request of the
-// read may run on the loop; the others go to workers.
-func TestInlineOnlyLastOfABurst(t *testing.T) {
-	var is inlineServer
-	c := dial(t, is.start(t))
+// A burst read at once is served on the loop in order, and its replies are
+// held back while it runs (cork), so that they leave together.
+func TestInlineBurstInOrderAndCorked(t *testing.T) {
+	s := New(Config{})
+	s.Handle(codeEcho, echo)
+	var conn atomic.Pointer[Conn]
+	var heldBack atomic.Int32 // replies still queued when the next request ran
+	s.HandleInline(codeEcho, func(ctx context.Context, c *Conn, req *remoting.Command) (*remoting.Command, bool) {
+		c.mu.Lock()
+		if len(c.out) > 0 {
+			heldBack.Add(1)
+		}
+		c.mu.Unlock()
+		conn.Store(c)
+		return echo(ctx, c, req), true
+	})
+	cl := dial(t, startServer(t, s))
 	const n = 32
 	var burst []byte
 	for i := range n {
-		burst = append(burst, frame(t, req(codeEcho, int32(i), remoting.SerializeJSON, "fast"))...)
+		burst = append(burst, frame(t, req(codeEcho, int32(i), remoting.SerializeJSON, strconv.Itoa(i)))...)
 	}
-	c.writeRaw(burst)
+	cl.writeRaw(burst)
+	for i := range n {
+		resp := cl.mustRead()
+		if resp.Opaque != int32(i) || string(resp.Body) != strconv.Itoa(i) {
+			t.Fatalf("response %d: opaque %d body %q; want the burst's order", i, resp.Opaque, resp.Body)
+		}
+	}
+	// TCP may split the burst over a few reads; within each, every reply
+	// but the first was queued behind the earlier ones.
+	if h := heldBack.Load(); h < n/2 {
+		t.Fatalf("only %d of %d inline replies found earlier ones still queued: replies were not held back", h, n)
+	}
+	c := conn.Load()
+	c.mu.Lock()
+	corked, pending := c.corked, len(c.out)
+	c.mu.Unlock()
+	if corked || pending != 0 {
+		t.Fatalf("after the burst: corked %v, %d bytes unsent", corked, pending)
+	}
+}
+
+// A declined request's reply from a worker is not stranded by the cork.
+func TestInlineMixedBurst(t *testing.T) {
+	var is inlineServer
+	cl := dial(t, is.start(t))
+	const n = 40
+	var burst []byte
+	for i := range n {
+		body := "fast"
+		if i%3 == 0 {
+			body = "slow"
+		}
+		burst = append(burst, frame(t, req(codeEcho, int32(i), remoting.SerializeJSON, body))...)
+	}
+	cl.writeRaw(burst)
 	seen := map[int32]bool{}
 	for range n {
-		resp := c.mustRead()
+		resp := cl.mustRead()
 		if resp.Code != remoting.Success || seen[resp.Opaque] {
 			t.Fatalf("response opaque %d code %d (seen before: %v)", resp.Opaque, resp.Code, seen[resp.Opaque])
 		}
 		seen[resp.Opaque] = true
 	}
-	in, w := is.inline.Load(), is.worker.Load()
-	if in+w != n {
-		t.Fatalf("%d inline + %d on workers, want %d in all", in, w, n)
-	}
-	// TCP may split the burst over several reads; each read has one last
-	// request, so workers must still have done most of the work.
-	if w == 0 || in > n/2 {
-		t.Fatalf("burst of %d: %d inline, %d on workers; want most on workers", n, in, w)
+	if in, w := is.inline.Load(), is.worker.Load(); in != n-(n+2)/3 || w != (n+2)/3 {
+		t.Fatalf("%d inline, %d on workers; want %d and %d", in, w, n-(n+2)/3, (n+2)/3)
 	}
 }
 
