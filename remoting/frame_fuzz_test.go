@@ -50,7 +50,15 @@ func FuzzJSONHeader(f *testing.F) {
 			}
 			return
 		}
+		// The decoder scans a view of h: nothing it returns may alias h.
+		before := appendJSONHeader(nil, &c)
+		for i := range h {
+			h[i] = 'X'
+		}
 		out := appendJSONHeader(nil, &c)
+		if string(out) != string(before) {
+			t.Fatalf("decoded header changed when its input was overwritten:\n%s\n%s", before, out)
+		}
 		var c2 Command
 		if err := decodeJSONHeader(out, &c2); err != nil {
 			t.Fatalf("decode re-encoded %q: %v", out, err)

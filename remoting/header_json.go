@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // JSON header (serializeType 0, PROTOCOL.md §1.3).
@@ -191,13 +192,25 @@ func appendJSONString(dst []byte, s string) []byte {
 // maxJSONDepth bounds nesting inside skipped unknown members.
 const maxJSONDepth = 64
 
-// jsonReader is a sticky-error scanner over one header. Strings without
-// escapes are substrings of s, so the whole header costs one allocation.
+// jsonReader is a sticky-error scanner over one header. It scans s, which
+// may be a view of b (decodeJSON); strings it returns are substrings of o,
+// one copy of the header made when the first string is kept, so a header
+// costs at most one allocation for its strings, and none when it has only
+// numbers and names (a plain response).
 type jsonReader struct {
-	b   []byte // the header, read-only; s is its copy with the same offsets
-	s   string
+	b   []byte // the header, read-only
+	s   string // b's bytes, same offsets; only valid during the decode
+	o   string // the copy kept strings point into; "" until needed
 	i   int
 	err error
+}
+
+// own returns s[from:to] as a string that does not alias b.
+func (r *jsonReader) own(from, to int) string {
+	if r.o == "" {
+		r.o = string(r.b)
+	}
+	return r.o[from:to]
 }
 
 func (r *jsonReader) fail(msg string) {
@@ -248,24 +261,40 @@ func (r *jsonReader) literal(word string) bool {
 
 // str reads a string at r.i (the opening quote), unescaping if needed.
 func (r *jsonReader) str() string {
+	v, from, view := r.scanStr()
+	if view {
+		return r.own(from, from+len(v))
+	}
+	return v
+}
+
+// strView is str for a string that is only looked at (a name): without
+// escapes it is a view of the input, valid only during the decode.
+func (r *jsonReader) strView() string {
+	v, _, _ := r.scanStr()
+	return v
+}
+
+// scanStr reads a string; view says v is s[from:from+len(v)].
+func (r *jsonReader) scanStr() (v string, from int, view bool) {
 	if r.peek() != '"' {
 		r.fail("expected string")
-		return ""
+		return "", 0, false
 	}
 	r.i++
 	start := r.i
 	i := indexQuoteOrBackslash(r.b, start)
 	if i < 0 {
 		r.fail("unterminated string")
-		return ""
+		return "", 0, false
 	}
 	if r.b[i] == '\\' {
 		r.i = i
-		return r.strSlow(start)
+		return r.strSlow(start), 0, false
 	}
 	// Raw control characters are tolerated, as fastjson does.
 	r.i = i + 1
-	return r.s[start:i]
+	return r.s[start:i], start, true
 }
 
 // indexQuoteOrBackslash returns the index of the first '"' or '\\' in b at
@@ -449,7 +478,7 @@ func (r *jsonReader) int32Value() int32 {
 	var text string
 	switch r.peek() {
 	case '"':
-		text = r.str()
+		text = r.strView()
 	case 'n':
 		if r.literal("null") {
 			return 0
@@ -514,7 +543,9 @@ func (r *jsonReader) scalar() (string, bool) {
 			return "false", true
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
-		return r.number(), true
+		from := r.i
+		r.number()
+		return r.own(from, r.i), true
 	}
 	r.fail("expected string")
 	return "", false
@@ -534,7 +565,7 @@ func (r *jsonReader) skip(depth int) {
 			return
 		}
 		for r.err == nil {
-			r.str()
+			r.strView()
 			r.expect(':')
 			r.skip(depth + 1)
 			if r.peek() == ',' {
@@ -559,8 +590,12 @@ func (r *jsonReader) skip(depth int) {
 			r.expect(']')
 			return
 		}
+	case '"':
+		r.strView()
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		r.number()
 	default:
-		r.scalar()
+		r.scalar() // a literal, or an error
 	}
 }
 
@@ -607,7 +642,7 @@ func (r *jsonReader) extFields(fs []Field) (_ []Field, present bool) {
 // order; unknown keys are skipped; missing keys keep zero values; a
 // language name Java does not know becomes LanguageOther.
 func decodeJSON(h []byte) (*Command, error) {
-	r := jsonReader{b: h, s: string(h)}
+	r := jsonReader{b: h, s: unsafe.String(unsafe.SliceData(h), len(h))}
 	var c Command
 	var tmp [16]Field
 	fields, hasExt := tmp[:0], false
@@ -616,7 +651,7 @@ func decodeJSON(h []byte) (*Command, error) {
 		r.i++
 	} else {
 		for r.err == nil {
-			key := r.str()
+			key := r.strView()
 			r.expect(':')
 			if r.err != nil {
 				break
@@ -677,7 +712,7 @@ func decodeJSONHeader(h []byte, c *Command) error {
 func (r *jsonReader) language() LanguageCode {
 	switch c := r.peek(); {
 	case c == '"':
-		name := r.str()
+		name := r.strView()
 		if l, ok := ParseLanguage(name); ok {
 			return l
 		}
