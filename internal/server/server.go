@@ -494,8 +494,9 @@ type job struct {
 	req *remoting.Command
 }
 
-// workerIdle is how long a worker waits for more work before it exits, so
-// a burst does not leave thousands of goroutines behind.
+// workerIdle is about how long a worker waits for more work before it
+// exits (between one and two periods), so a burst does not leave thousands
+// of goroutines behind.
 const workerIdle = 10 * time.Second
 
 // worker serves j, then further jobs until it idles out or the server
@@ -503,17 +504,36 @@ const workerIdle = 10 * time.Second
 func (s *Server) worker(j job) {
 	defer s.workers.Done()
 	s.serve(j.c, j.h, j.req)
+	// The timer is not moved per job (that cost more than a fast handler):
+	// when it fires, a worker that served anything since it was armed
+	// waits another period, so an idle worker leaves after one to two.
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
+	served := true
 	for {
-		var ok bool
-		if j, ok = s.nextJob(idle); !ok {
+		j, st := s.nextJob(idle)
+		switch st {
+		case jobDone:
 			return
+		case jobIdle:
+			if !served {
+				return
+			}
+			served = false
+			idle.Reset(workerIdle)
+			continue
 		}
 		s.serve(j.c, j.h, j.req)
-		idle.Reset(workerIdle)
+		served = true
 	}
 }
+
+// nextJob's outcomes.
+const (
+	jobReady = iota
+	jobIdle  // the idle timer fired
+	jobDone  // the server is closing
+)
 
 // idleStackPad is stack an idle worker keeps in use while it waits. Every
 // GC halves the stack of a parked goroutine that uses less than a quarter
@@ -525,16 +545,17 @@ const idleStackPad = 4 << 10
 // nextJob waits for a job with idleStackPad bytes of stack in use.
 //
 //go:noinline
-func (s *Server) nextJob(idle *time.Timer) (job, bool) {
+func (s *Server) nextJob(idle *time.Timer) (job, int) {
 	var pad [idleStackPad]byte
 	keepStack(&pad)
 	select {
 	case j := <-s.work:
-		return j, true
+		return j, jobReady
 	case <-idle.C:
+		return job{}, jobIdle
 	case <-s.done:
+		return job{}, jobDone
 	}
-	return job{}, false
 }
 
 // keepStack makes the padding a live part of the caller's frame.
