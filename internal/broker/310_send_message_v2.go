@@ -1,18 +1,12 @@
 package broker
 
-import (
-	"context"
+import "github.com/go-rocketmq/rocketmq/remoting"
 
-	"github.com/go-rocketmq/rocketmq/internal/server"
-	"github.com/go-rocketmq/rocketmq/remoting"
-)
-
-// handleSendMessageV2 serves SEND_MESSAGE_V2 (310): the same header with
-// one-letter keys, which Java clients use for every single message.
-func (b *Broker) handleSendMessageV2(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.SendMessageRequestHeaderV2
-	if err := h.FromExt(req.Ext); err != nil {
-		return b.sendHeaderError(err)
-	}
-	return b.send(ctx, c, req, (*remoting.SendMessageRequestHeader)(&h))
+// decodeSendV2 decodes the header of SEND_MESSAGE_V2 (310) and
+// SEND_BATCH_MESSAGE (320): the same fields with one-letter keys, which
+// Java clients use for every single message. The request is served by
+// handleSend (send.go).
+func decodeSendV2(req *remoting.Command) (*remoting.SendMessageRequestHeader, error) {
+	h := new(remoting.SendMessageRequestHeaderV2)
+	return (*remoting.SendMessageRequestHeader)(h), h.FromExt(req.Ext)
 }

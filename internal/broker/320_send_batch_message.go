@@ -10,16 +10,6 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// handleSendBatchMessage serves SEND_BATCH_MESSAGE (320): a V2 header with
-// m=true and a body of batch elements (PROTOCOL.md §5.4).
-func (b *Broker) handleSendBatchMessage(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.SendMessageRequestHeaderV2
-	if err := h.FromExt(req.Ext); err != nil {
-		return b.sendHeaderError(err)
-	}
-	return b.send(ctx, c, req, (*remoting.SendMessageRequestHeader)(&h))
-}
-
 // sendBatch stores the elements of a batch in one queue with consecutive
 // offsets. Like 4.9.8 it appends the batch-level properties (the header's,
 // plus CLUSTER) to every element's own; unlike 4.9.8 it also gives an

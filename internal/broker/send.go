@@ -35,15 +35,24 @@ const (
 const versionV349 = 121
 
 func (b *Broker) registerSendHandlers() {
-	b.handle(remoting.SendMessage, b.handleSendMessage)
-	b.handle(remoting.SendMessageV2, b.handleSendMessageV2)
-	b.handle(remoting.SendBatchMessage, b.handleSendBatchMessage)
-	if b.cfg.FlushMode == store.FlushAsync {
-		// With sync flush a send waits for the device: never on the loop.
-		for _, code := range []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage} {
+	for _, code := range []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage} {
+		b.handle(code, b.handleSend)
+		if b.cfg.FlushMode == store.FlushAsync {
+			// With sync flush a send waits for the device: never on the loop.
 			b.handleInline(code, b.sendInline)
 		}
 	}
+}
+
+// handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
+// SEND_BATCH_MESSAGE (320, a V2 header with m=true and a body of batch
+// elements, PROTOCOL.md §5.4) on a worker.
+func (b *Broker) handleSend(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
+	h, err := decodeSendHeader(req)
+	if err != nil {
+		return b.sendHeaderError(err)
+	}
+	return b.send(ctx, c, req, h)
 }
 
 // sendInline is the send path's fast path on the event loop: a send to an
@@ -65,15 +74,12 @@ func (b *Broker) sendInline(ctx context.Context, c *server.Conn, req *remoting.C
 	return b.send(ctx, c, req, h), true
 }
 
-// decodeSendHeader decodes the header of a SEND_MESSAGE (long keys) or a
-// SEND_MESSAGE_V2 / SEND_BATCH_MESSAGE (one-letter keys).
+// decodeSendHeader decodes the header of any of the three send codes.
 func decodeSendHeader(req *remoting.Command) (*remoting.SendMessageRequestHeader, error) {
 	if req.Code == remoting.SendMessage {
-		h := new(remoting.SendMessageRequestHeader)
-		return h, h.FromExt(req.Ext)
+		return decodeSendV1(req)
 	}
-	h := new(remoting.SendMessageRequestHeaderV2)
-	return (*remoting.SendMessageRequestHeader)(h), h.FromExt(req.Ext)
+	return decodeSendV2(req)
 }
 
 // send dispatches a decoded send header like Java's asyncProcessRequest:

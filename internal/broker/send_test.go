@@ -1114,8 +1114,47 @@ func BenchmarkSendV2Handler(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if resp := e.b.handleSendMessageV2(ctx, c, req); resp.Code != remoting.Success {
+		if resp := e.b.handleSend(ctx, c, req); resp.Code != remoting.Success {
 			b.Fatalf("%d %s", resp.Code, resp.Remark)
 		}
+	}
+}
+
+// The event-loop fast path serves a send only when nothing in it can wait:
+// it declines unknown topics (auto-creation writes config and registers)
+// and %RETRY% topics before touching anything, and answers a header that
+// does not decode at once.
+func TestSendInlineDecisions(t *testing.T) {
+	e := sendTestBroker(t, nil)
+	c := &server.Conn{}
+	ctx := context.Background()
+	body := []byte("inline")
+
+	newTopic := sendV2Req(sendTestHeader("InlineTopic", 0, sendTestProps("WAIT", "true")), body)
+	if resp, ok := e.b.sendInline(ctx, c, newTopic); ok {
+		t.Fatalf("send to an unknown topic served inline: code %d", resp.Code)
+	}
+	if _, ok := e.b.topics.get("InlineTopic"); ok {
+		t.Fatal("a declined send created its topic")
+	}
+	if resp := e.invoke(t, newTopic); resp.Code != remoting.Success {
+		t.Fatalf("worker send: %d %s", resp.Code, resp.Remark)
+	}
+	resp, ok := e.b.sendInline(ctx, c, sendV2Req(sendTestHeader("InlineTopic", 0, sendTestProps("WAIT", "true")), body))
+	if !ok || resp.Code != remoting.Success {
+		t.Fatalf("send to an existing topic: served inline %v, code %d", ok, resp.Code)
+	}
+	if got := len(sendReadBack(t, e.b, "InlineTopic", 0)); got != 2 {
+		t.Fatalf("%d messages stored, want 2", got)
+	}
+
+	retry := sendV2Req(sendTestHeader(rocketmq.RetryGroupTopicPrefix+"G", 0, ""), body)
+	if _, ok := e.b.sendInline(ctx, c, retry); ok {
+		t.Fatal("%RETRY% send served inline")
+	}
+
+	bad := remoting.NewRequest(remoting.SendMessageV2, remoting.ExtFields{{Key: "b", Value: "InlineTopic"}}, body)
+	if resp, ok := e.b.sendInline(ctx, c, bad); !ok || resp.Code != remoting.SystemError {
+		t.Fatalf("bad header: served inline %v, code %v", ok, resp)
 	}
 }
