@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/binary"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -179,5 +180,49 @@ func TestInlineAndClose(t *testing.T) {
 	close(release)
 	if err := recv(t, closed, "Close"); err != nil {
 		t.Fatalf("Close: %v", err)
+	}
+}
+
+// Inline replies held back by the cork and then too big for the socket
+// (the client reads nothing until it has sent everything) still arrive
+// whole and in order, through gnet's buffer.
+func TestInlineRepliesSurviveAFullSocket(t *testing.T) {
+	conns := make(chan *Conn, 1)
+	s := New(Config{})
+	s.OnConnOpen(func(c *Conn) { conns <- c })
+	s.Handle(codeEcho, echo)
+	s.HandleInline(codeEcho, func(ctx context.Context, c *Conn, req *remoting.Command) (*remoting.Command, bool) {
+		return echo(ctx, c, req), true
+	})
+	cl := dial(t, startServer(t, s))
+	sc := recv(t, conns, "connection")
+
+	const n, size = 100, 128 << 10
+	body := make([]byte, size)
+	var all []byte
+	for i := range n {
+		r := req(codeEcho, int32(i), remoting.SerializeRocketMQ, "")
+		r.Body = body
+		binary.BigEndian.PutUint32(body, uint32(i))
+		all = append(all, frame(t, r)...)
+	}
+	writeErr := make(chan error, 1)
+	go func() { _, err := cl.nc.Write(all); writeErr <- err }()
+	waitFor(t, "replies to back up into gnet", func() bool {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		return sc.viaLoop
+	})
+	for i := range n {
+		got, err := cl.read(10 * time.Second)
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		if got.Opaque != int32(i) || len(got.Body) != size || binary.BigEndian.Uint32(got.Body) != uint32(i) {
+			t.Fatalf("reply %d: opaque %d, %d bytes, sequence %d", i, got.Opaque, len(got.Body), binary.BigEndian.Uint32(got.Body))
+		}
+	}
+	if err := recv(t, writeErr, "the client's write"); err != nil {
+		t.Fatalf("client write: %v", err)
 	}
 }
