@@ -1,14 +1,9 @@
 package broker
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"maps"
 	"path/filepath"
-	"slices"
 	"sync"
-	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
@@ -21,10 +16,7 @@ import (
 // groups for every retried message and the pull path for every pull.
 type groupManager struct {
 	b *Broker
-
-	mu      sync.RWMutex
-	table   map[string]remoting.SubscriptionGroupConfig
-	version remoting.DataVersion
+	configTable[remoting.SubscriptionGroupConfig]
 
 	// persistMu orders snapshot+write pairs so that the last file written
 	// holds the newest snapshot.
@@ -43,7 +35,8 @@ func newGroupManager(b *Broker) *groupManager {
 		rocketmq.GroupONSAPIPermission,
 		rocketmq.GroupONSAPIOwner,
 	}
-	m := &groupManager{b: b, table: make(map[string]remoting.SubscriptionGroupConfig, len(builtin))}
+	m := &groupManager{b: b}
+	m.table = make(map[string]remoting.SubscriptionGroupConfig, len(builtin))
 	for _, g := range builtin {
 		m.table[g] = remoting.NewSubscriptionGroupConfig(g)
 	}
@@ -57,26 +50,16 @@ func (m *groupManager) path() string {
 // load merges subscriptionGroup.json (strict JSON or Java's fastjson form)
 // over the built-in groups; a missing file leaves just those.
 func (m *groupManager) load() error {
-	data, err := store.ReadConfigFile(m.path())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("rocketmq: broker: read %s: %w", m.path(), err)
-	}
 	var w remoting.SubscriptionGroupWrapper
-	if err := w.DecodeJSON(data); err != nil {
-		return fmt.Errorf("rocketmq: broker: parse %s: %w", m.path(), err)
+	if found, err := readConfig(m.path(), w.DecodeJSON); !found {
+		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k, v := range w.SubscriptionGroupTable {
-		if v.GroupName == "" {
-			v.GroupName = k
+	m.merge(w.SubscriptionGroupTable, w.DataVersion, func(name string, g remoting.SubscriptionGroupConfig) remoting.SubscriptionGroupConfig {
+		if g.GroupName == "" {
+			g.GroupName = name
 		}
-		m.table[k] = v
-	}
-	m.version = w.DataVersion
+		return g
+	})
 	return nil
 }
 
@@ -99,24 +82,8 @@ func (m *groupManager) persistLogged() {
 
 // wrapper returns a copy of the table and its data version.
 func (m *groupManager) wrapper() remoting.SubscriptionGroupWrapper {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return remoting.SubscriptionGroupWrapper{SubscriptionGroupTable: maps.Clone(m.table), DataVersion: m.version}
-}
-
-// get returns a group's config without creating it.
-func (m *groupManager) get(group string) (remoting.SubscriptionGroupConfig, bool) {
-	m.mu.RLock()
-	g, ok := m.table[group]
-	m.mu.RUnlock()
-	return g, ok
-}
-
-// names returns the sorted group names.
-func (m *groupManager) names() []string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return slices.Sorted(maps.Keys(m.table))
+	t, v := m.snapshot()
+	return remoting.SubscriptionGroupWrapper{SubscriptionGroupTable: t, DataVersion: v}
 }
 
 // findOrCreate returns a group's config, creating it with Java's defaults
@@ -146,29 +113,15 @@ func (m *groupManager) findOrCreate(group string) (remoting.SubscriptionGroupCon
 
 // put creates or replaces a group's config (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP).
 func (m *groupManager) put(g remoting.SubscriptionGroupConfig) {
-	m.mu.Lock()
-	m.table[g.GroupName] = g
-	m.bumpLocked()
-	m.mu.Unlock()
+	m.set(g.GroupName, g)
 	m.persistLogged()
 }
 
 // remove deletes a group's config; it reports whether it existed.
 func (m *groupManager) remove(group string) bool {
-	m.mu.Lock()
-	_, ok := m.table[group]
-	if ok {
-		delete(m.table, group)
-		m.bumpLocked()
-	}
-	m.mu.Unlock()
+	ok := m.del(group)
 	if ok {
 		m.persistLogged()
 	}
 	return ok
-}
-
-func (m *groupManager) bumpLocked() {
-	m.version.Counter++
-	m.version.Timestamp = time.Now().UnixMilli()
 }

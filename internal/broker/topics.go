@@ -1,14 +1,7 @@
 package broker
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"maps"
 	"path/filepath"
-	"slices"
-	"sync"
-	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
@@ -18,14 +11,13 @@ import (
 // topicManager owns the topic table and config/topics.json.
 type topicManager struct {
 	b *Broker
-
-	mu      sync.RWMutex
-	table   map[string]remoting.TopicConfig
-	version remoting.DataVersion
+	configTable[remoting.TopicConfig]
 }
 
 func newTopicManager(b *Broker) *topicManager {
-	return &topicManager{b: b, table: make(map[string]remoting.TopicConfig)}
+	m := &topicManager{b: b}
+	m.table = make(map[string]remoting.TopicConfig)
+	return m
 }
 
 func (m *topicManager) path() string {
@@ -33,23 +25,11 @@ func (m *topicManager) path() string {
 }
 
 func (m *topicManager) load() error {
-	data, err := store.ReadConfigFile(m.path())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("rocketmq: broker: read %s: %w", m.path(), err)
-	}
 	var w remoting.TopicConfigSerializeWrapper
-	if err := w.DecodeJSON(data); err != nil {
-		return fmt.Errorf("rocketmq: broker: parse %s: %w", m.path(), err)
+	if found, err := readConfig(m.path(), w.DecodeJSON); !found {
+		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k, v := range w.TopicConfigTable {
-		m.table[k] = v
-	}
-	m.version = w.DataVersion
+	m.merge(w.TopicConfigTable, w.DataVersion, nil)
 	return nil
 }
 
@@ -66,49 +46,20 @@ func (m *topicManager) persistLogged() {
 
 // wrapper returns a copy of the table and its data version.
 func (m *topicManager) wrapper() remoting.TopicConfigSerializeWrapper {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return remoting.TopicConfigSerializeWrapper{TopicConfigTable: maps.Clone(m.table), DataVersion: m.version}
-}
-
-func (m *topicManager) get(topic string) (remoting.TopicConfig, bool) {
-	m.mu.RLock()
-	tc, ok := m.table[topic]
-	m.mu.RUnlock()
-	return tc, ok
-}
-
-// names returns the sorted topic names.
-func (m *topicManager) names() []string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return slices.Sorted(maps.Keys(m.table))
-}
-
-func (m *topicManager) bumpLocked() {
-	m.version.Counter++
-	m.version.Timestamp = time.Now().UnixMilli()
+	t, v := m.snapshot()
+	return remoting.TopicConfigSerializeWrapper{TopicConfigTable: t, DataVersion: v}
 }
 
 // put creates or replaces tc, persists the table and re-registers with
 // the NameServers.
 func (m *topicManager) put(tc remoting.TopicConfig) {
-	m.mu.Lock()
-	m.table[tc.TopicName] = tc
-	m.bumpLocked()
-	m.mu.Unlock()
+	m.set(tc.TopicName, tc)
 	m.changed()
 }
 
 // remove deletes a topic; it reports whether it existed.
 func (m *topicManager) remove(topic string) bool {
-	m.mu.Lock()
-	_, ok := m.table[topic]
-	if ok {
-		delete(m.table, topic)
-		m.bumpLocked()
-	}
-	m.mu.Unlock()
+	ok := m.del(topic)
 	if ok {
 		m.changed()
 	}
