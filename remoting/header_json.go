@@ -122,12 +122,6 @@ var jsonSpecial = [256]bool{
 	'"': true, '\\': true, 0x7f: true, 0xc2: true, 0xe2: true,
 }
 
-const hexUpper = "0123456789ABCDEF"
-
-func appendUnicodeEscape(dst []byte, r rune) []byte {
-	return append(dst, '\\', 'u', hexUpper[r>>12&15], hexUpper[r>>8&15], hexUpper[r>>4&15], hexUpper[r&15])
-}
-
 // appendJSONString writes s quoted, escaped as fastjson's default writer
 // does. Bytes that are not valid UTF-8 are copied as they are.
 func appendJSONString(dst []byte, s string) []byte {
@@ -144,7 +138,7 @@ func appendJSONString(dst []byte, s string) []byte {
 			// U+0080..U+009F are C2 80..C2 9F.
 			if i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f {
 				dst = append(dst, s[start:i]...)
-				dst = appendUnicodeEscape(dst, rune(s[i+1]))
+				dst = fjAppendU(dst, rune(s[i+1]))
 				i += 2
 				start = i
 				continue
@@ -155,7 +149,7 @@ func appendJSONString(dst []byte, s string) []byte {
 			// U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
 			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
 				dst = append(dst, s[start:i]...)
-				dst = appendUnicodeEscape(dst, 0x2028+rune(s[i+2]-0xa8))
+				dst = fjAppendU(dst, 0x2028+rune(s[i+2]-0xa8))
 				i += 3
 				start = i
 				continue
@@ -180,7 +174,7 @@ func appendJSONString(dst []byte, s string) []byte {
 		case '\r':
 			dst = append(dst, '\\', 'r')
 		default: // other controls and DEL
-			dst = appendUnicodeEscape(dst, rune(b))
+			dst = fjAppendU(dst, rune(b))
 		}
 		i++
 		start = i
@@ -358,16 +352,6 @@ func (r *jsonReader) strSlow(start int) string {
 				}
 				buf = utf8.AppendRune(buf, v)
 			case 'u':
-				// \u00XX (the properties' separators are \u0001 and
-				// \u0002) without the general path.
-				if r.i+4 <= len(r.s) && r.s[r.i] == '0' && r.s[r.i+1] == '0' {
-					hi, lo := hexVal[r.s[r.i+2]], hexVal[r.s[r.i+3]]
-					if hi|lo < 16 && hi < 8 {
-						buf = append(buf, hi<<4|lo)
-						r.i += 4
-						continue
-					}
-				}
 				v, ok := r.hex(4)
 				if !ok {
 					return ""
@@ -412,43 +396,18 @@ func (r *jsonReader) strSlow(start int) string {
 	return ""
 }
 
-// hexVal maps a hex digit to its value and anything else to 0xff.
-var hexVal = func() (t [256]byte) {
-	for i := range t {
-		t[i] = 0xff
-	}
-	for c := '0'; c <= '9'; c++ {
-		t[c] = byte(c - '0')
-	}
-	for c := 'a'; c <= 'f'; c++ {
-		t[c] = byte(c-'a') + 10
-		t[c-'a'+'A'] = byte(c-'a') + 10
-	}
-	return t
-}()
-
 func (r *jsonReader) hex(n int) (rune, bool) {
 	if len(r.s)-r.i < n {
 		r.fail("truncated escape")
 		return 0, false
 	}
-	var v rune
-	for k := 0; k < n; k++ {
-		c := r.s[r.i+k]
-		switch {
-		case c >= '0' && c <= '9':
-			v = v<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			v = v<<4 | rune(c-'A'+10)
-		default:
-			r.fail("bad hex escape")
-			return 0, false
-		}
+	v, ok := hexValue(r.s[r.i : r.i+n])
+	if !ok {
+		r.fail("bad hex escape")
+		return 0, false
 	}
 	r.i += n
-	return v, true
+	return rune(v), true
 }
 
 // number returns the raw text of a JSON number at r.i.

@@ -355,19 +355,10 @@ func (r *fjReader) hex(n int) (uint32, bool) {
 		r.fail("short escape")
 		return 0, false
 	}
-	var v uint32
-	for _, c := range r.data[r.pos : r.pos+n] {
-		switch {
-		case c >= '0' && c <= '9':
-			v = v<<4 | uint32(c-'0')
-		case c >= 'a' && c <= 'f':
-			v = v<<4 | uint32(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			v = v<<4 | uint32(c-'A'+10)
-		default:
-			r.fail("bad escape")
-			return 0, false
-		}
+	v, ok := hexValue(r.data[r.pos : r.pos+n])
+	if !ok {
+		r.fail("bad escape")
+		return 0, false
 	}
 	r.pos += n
 	return v, true

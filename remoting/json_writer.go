@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -224,6 +225,32 @@ func fjCompareMQ(a, b rocketmq.MessageQueue) int {
 
 const fjHex = "0123456789ABCDEF"
 
+// hexDigit maps a hex digit to its value and anything else to 0xff.
+var hexDigit = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for i := range 16 {
+		t[fjHex[i]] = byte(i)
+		t[strings.ToLower(fjHex)[i]] = byte(i)
+	}
+	return t
+}()
+
+// hexValue parses the hex digits of a \x or \u escape, for both JSON
+// readers.
+func hexValue[T string | []byte](s T) (uint32, bool) {
+	var v uint32
+	for i := 0; i < len(s); i++ {
+		d := hexDigit[s[i]]
+		if d > 15 {
+			return 0, false
+		}
+		v = v<<4 | uint32(d)
+	}
+	return v, true
+}
+
 // fjAppendString writes s as a JSON string. Both styles escape quote,
 // backslash and control characters (\b \f \n \r \t by letter, others as
 // \u00XX); JSONStandard also escapes '/' and everything from 0x7F as
@@ -279,6 +306,7 @@ func fjSurrogates(r rune) (rune, rune) {
 	return 0xD800 + (r>>10)&0x3FF, 0xDC00 + r&0x3FF
 }
 
+// fjAppendU writes r as a \uXXXX escape (upper-case hex, as fastjson).
 func fjAppendU(dst []byte, r rune) []byte {
 	return append(dst, '\\', 'u', fjHex[r>>12&15], fjHex[r>>8&15], fjHex[r>>4&15], fjHex[r&15])
 }
