@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
-	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -81,28 +80,6 @@ func badConfig(dir string, logs *badLogs) Config {
 		DisableAutoCreateGroup: true,
 		Logger:                 logs.logger(),
 	}
-}
-
-// badStart opens and starts a broker; it is closed at cleanup (closing it
-// earlier is fine).
-func badStart(t testing.TB, cfg Config) *Broker {
-	t.Helper()
-	b, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := b.Start(); err != nil {
-		b.Close(context.Background())
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := b.Close(ctx); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("broker Close: %v", err)
-		}
-	})
-	return b
 }
 
 // badConn is a raw TCP client speaking only the frame codec.
@@ -298,7 +275,7 @@ func badSameBodies(t testing.TB, what string, got, want [][]byte) {
 func TestBadInputBrokerKeepsServing(t *testing.T) {
 	logs := &badLogs{}
 	cfg := badConfig(t.TempDir(), logs)
-	b := badStart(t, cfg)
+	b := startBroker(t, cfg)
 	b.topics.ensure(badTopic, badQueues, rocketmq.PermRead|rocketmq.PermWrite)
 	b.groups.put(remoting.NewSubscriptionGroupConfig(badGroup))
 	addr := b.Addr()
@@ -593,7 +570,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	cfg.ListenAddr = "127.0.0.1:0"
-	b2 := badStart(t, cfg)
+	b2 := startBroker(t, cfg)
 	badSameBodies(t, "after restart", badReadAll(t, b2.Addr()), before)
 	logs.noPanic(t)
 }
@@ -839,7 +816,7 @@ func TestBadInputHalfWrittenStore(t *testing.T) {
 			logs := &badLogs{}
 			cfg := s.cfg
 			cfg.Logger = logs.logger()
-			b := badStart(t, cfg)
+			b := startBroker(t, cfg)
 			badSameBodies(t, "after restart", badReadAll(t, b.Addr()), s.before)
 			if _, ok := b.topics.get("BadOther"); !ok && !strings.HasPrefix(tt.name, "topics.json") {
 				t.Error("topic BadOther lost")
@@ -907,7 +884,7 @@ func TestBadInputHalfWrittenStore(t *testing.T) {
 			if err := os.WriteFile(p, orig, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			b := badStart(t, cfg)
+			b := startBroker(t, cfg)
 			badSameBodies(t, "after repair", badReadAll(t, b.Addr()), s.before)
 			if got := badQueryOffset(t, b.Addr()); got != 2 {
 				t.Errorf("committed offset %d, want 2", got)

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
-	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -36,27 +34,7 @@ func clientsTestBroker(t testing.TB, mod func(*Config)) *Broker {
 	if mod != nil {
 		mod(&cfg)
 	}
-	return clientsStart(t, cfg)
-}
-
-func clientsStart(t testing.TB, cfg Config) *Broker {
-	t.Helper()
-	b, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := b.Start(); err != nil {
-		b.Close(context.Background())
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := b.Close(ctx); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("broker Close: %v", err)
-		}
-	})
-	return b
+	return startBroker(t, cfg)
 }
 
 // clientsPeer is one client connection to the broker that records the
@@ -636,35 +614,9 @@ func TestClientsChannelExpiry(t *testing.T) {
 	}
 }
 
-// clientsRawConn replays captured frames byte for byte.
-type clientsRawConn struct {
-	net.Conn
-	buf []byte
-}
-
-func (c *clientsRawConn) read(d time.Duration) (*remoting.Command, error) {
-	c.SetReadDeadline(time.Now().Add(d))
-	var tmp [16 << 10]byte
-	for {
-		cmd, n, err := remoting.DecodeFrame(c.buf, remoting.DefaultMaxFrameSize)
-		if err == nil {
-			c.buf = c.buf[n:]
-			return cmd, nil
-		}
-		if !errors.Is(err, remoting.ErrIncomplete) {
-			return nil, err
-		}
-		k, err := c.Read(tmp[:])
-		c.buf = append(c.buf, tmp[:k]...)
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
 // roundTrip writes frame and reads up to its response; requests the
 // broker sends meanwhile are returned too.
-func (c *clientsRawConn) roundTrip(t testing.TB, frame []byte, opaque int32) (*remoting.Command, []*remoting.Command) {
+func (c *rawConn) roundTrip(t testing.TB, frame []byte, opaque int32) (*remoting.Command, []*remoting.Command) {
 	t.Helper()
 	if _, err := c.Write(frame); err != nil {
 		t.Fatalf("write: %v", err)
@@ -728,7 +680,7 @@ func TestClientsCapturedFrames(t *testing.T) {
 		byN[f.N] = f
 	}
 	b := clientsTestBroker(t, nil)
-	conns := map[string]*clientsRawConn{}
+	conns := map[string]*rawConn{}
 	codes := map[int32]bool{remoting.HeartBeat: true, remoting.UnregisterClient: true,
 		remoting.GetConsumerListByGroup: true, remoting.GetConsumerConnectionList: true}
 	replayed := map[int32]int{}
@@ -743,7 +695,7 @@ func TestClientsCapturedFrames(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { nc.Close() })
-			rc = &clientsRawConn{Conn: nc}
+			rc = &rawConn{Conn: nc}
 			conns[f.Connection] = rc
 		}
 		raw := load(f)

@@ -55,7 +55,7 @@ func groupsClose(t testing.TB, b *Broker) {
 func TestGroupsPersistReload(t *testing.T) {
 	dir := t.TempDir()
 	cfg := Config{StoreDir: dir, ListenAddr: "127.0.0.1:0", CommitLogSegmentSize: 4 << 20, ConsumeQueueEntries: 1024, IndexSlots: 1024, IndexEntries: 4096}
-	b := clientsStart(t, cfg)
+	b := startBroker(t, cfg)
 	p := clientsNewPeer(t, b, "admin@1")
 
 	custom := remoting.NewSubscriptionGroupConfig("customGroup")
@@ -97,7 +97,7 @@ func TestGroupsPersistReload(t *testing.T) {
 		t.Fatalf("%s is not strict JSON:\n%s", path, data)
 	}
 
-	b = clientsStart(t, cfg)
+	b = startBroker(t, cfg)
 	p = clientsNewPeer(t, b, "admin@2")
 	if got, ok := b.groups.get("customGroup"); !ok || !reflect.DeepEqual(got, custom) {
 		t.Errorf("after restart customGroup %+v (exists %v), want %+v", got, ok, custom)
@@ -123,7 +123,7 @@ func TestGroupsPersistReload(t *testing.T) {
 	}
 	groupsClose(t, b)
 
-	b = clientsStart(t, cfg)
+	b = startBroker(t, cfg)
 	for g, want := range map[string]bool{"customGroup": false, "autoGroup": false, rocketmq.GroupToolsConsumer: true} {
 		if _, ok := b.groups.get(g); ok != want {
 			t.Errorf("after the second restart group %s exists=%v, want %v", g, ok, want)
@@ -148,7 +148,7 @@ func TestGroupsLoadJavaFile(t *testing.T) {
 	if err := store.WriteConfigFile(filepath.Join(dir, "config", "subscriptionGroup.json"), []byte(file)); err != nil {
 		t.Fatal(err)
 	}
-	b := clientsStart(t, Config{StoreDir: dir, ListenAddr: "127.0.0.1:0", CommitLogSegmentSize: 4 << 20})
+	b := startBroker(t, Config{StoreDir: dir, ListenAddr: "127.0.0.1:0", CommitLogSegmentSize: 4 << 20})
 	g, ok := b.groups.get("javaGroup")
 	if !ok {
 		t.Fatal("javaGroup not loaded")

@@ -126,7 +126,7 @@ func TestOffsetUpdateAndQuery(t *testing.T) {
 func TestOffsetPersistAndReload(t *testing.T) {
 	dir := t.TempDir()
 	cfg := pullTestConfig(dir)
-	b := pullStartBroker(t, cfg)
+	b := startBroker(t, cfg)
 	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestOffsetPersistAndReload(t *testing.T) {
 		t.Fatalf("file content:\n%s", data)
 	}
 
-	b2 := pullStartBroker(t, cfg)
+	b2 := startBroker(t, cfg)
 	e.b = b2
 	for _, c := range []struct {
 		group, topic string
@@ -180,7 +180,7 @@ func TestOffsetCrash(t *testing.T) {
 	dir := t.TempDir()
 	cfg := pullTestConfig(dir)
 	cfg.OffsetFlushInterval = 50 * time.Millisecond
-	b := pullStartBroker(t, cfg)
+	b := startBroker(t, cfg)
 	b.offsets.commit("g", "OffC", 0, 100)
 	path := filepath.Join(dir, "config", "consumerOffset.json")
 	deadline := time.Now().Add(5 * time.Second)
@@ -197,7 +197,7 @@ func TestOffsetCrash(t *testing.T) {
 	if err := b.Crash(); err != nil {
 		t.Fatal(err)
 	}
-	b2 := pullStartBroker(t, cfg)
+	b2 := startBroker(t, cfg)
 	if off, ok := b2.offsets.query("g", "OffC", 0); !ok || off != 100 {
 		t.Fatalf("persisted offset after crash: %d %v", off, ok)
 	}
@@ -205,10 +205,10 @@ func TestOffsetCrash(t *testing.T) {
 	// With the flush far off, a commit before the crash is lost.
 	cfg.OffsetFlushInterval = time.Hour
 	b2.Crash()
-	b3 := pullStartBroker(t, cfg)
+	b3 := startBroker(t, cfg)
 	b3.offsets.commit("g", "OffC", 0, 150)
 	b3.Crash()
-	b4 := pullStartBroker(t, cfg)
+	b4 := startBroker(t, cfg)
 	if off, _ := b4.offsets.query("g", "OffC", 0); off != 100 {
 		t.Fatalf("offset after crash %d, want the persisted 100", off)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -41,35 +40,13 @@ func pullTestConfig(dir string) Config {
 	}
 }
 
-// pullStartBroker starts a broker with cfg; it is closed at cleanup (a
-// second Close is a no-op, so tests may close it themselves).
-func pullStartBroker(t testing.TB, cfg Config) *Broker {
-	t.Helper()
-	b, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := b.Start(); err != nil {
-		b.Close(context.Background())
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := b.Close(ctx); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("broker Close: %v", err)
-		}
-	})
-	return b
-}
-
 func pullTestBroker(t testing.TB, mod func(*Config)) *pullEnv {
 	t.Helper()
 	cfg := pullTestConfig(t.TempDir())
 	if mod != nil {
 		mod(&cfg)
 	}
-	b := pullStartBroker(t, cfg)
+	b := startBroker(t, cfg)
 	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
 	if err != nil {
 		t.Fatalf("transport.New: %v", err)

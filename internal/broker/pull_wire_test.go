@@ -3,7 +3,6 @@ package broker
 import (
 	"container/heap"
 	"encoding/json"
-	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -50,32 +49,6 @@ func pullReadFrame(t testing.TB, file string) (*remoting.Command, []byte) {
 		t.Fatalf("%s: %v", file, err)
 	}
 	return cmd, data
-}
-
-// pullRawConn writes captured frames as they are and reads responses.
-type pullRawConn struct {
-	net.Conn
-	buf []byte
-}
-
-func (c *pullRawConn) read(d time.Duration) (*remoting.Command, error) {
-	c.SetReadDeadline(time.Now().Add(d))
-	var tmp [64 << 10]byte
-	for {
-		cmd, n, err := remoting.DecodeFrame(c.buf, remoting.DefaultMaxFrameSize)
-		if err == nil {
-			c.buf = c.buf[n:]
-			return cmd, nil
-		}
-		if !errors.Is(err, remoting.ErrIncomplete) {
-			return nil, err
-		}
-		k, err := c.Read(tmp[:])
-		c.buf = append(c.buf, tmp[:k]...)
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 // pullExpireNow ends the hold time of every held pull, as if its
@@ -141,7 +114,7 @@ func TestPullCapturedFrames(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	raw := &pullRawConn{Conn: c}
+	raw := &rawConn{Conn: c}
 	roundTrip := func(t *testing.T, frame []byte, opaque int32, held bool) *remoting.Command {
 		t.Helper()
 		if _, err := raw.Write(frame); err != nil {

@@ -56,26 +56,12 @@ func sendTestBroker(t testing.TB, mod func(*Config)) *sendEnv {
 	if mod != nil {
 		mod(&cfg)
 	}
-	b, err := New(cfg)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	if err := b.Start(); err != nil {
-		b.Close(context.Background())
-		t.Fatalf("Start: %v", err)
-	}
+	b := startBroker(t, cfg)
 	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
 	if err != nil {
 		t.Fatalf("transport.New: %v", err)
 	}
-	t.Cleanup(func() {
-		cli.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := b.Close(ctx); err != nil && !errors.Is(err, store.ErrClosed) {
-			t.Errorf("broker Close: %v", err)
-		}
-	})
+	t.Cleanup(func() { cli.Close() })
 	return &sendEnv{b: b, cli: cli}
 }
 
@@ -169,10 +155,7 @@ func sendRespHeader(t testing.TB, resp *remoting.Command) remoting.SendMessageRe
 
 // sendRawConn is a plain TCP connection to the broker, for tests that need
 // the client address or raw bytes.
-type sendRawConn struct {
-	net.Conn
-	buf []byte
-}
+type sendRawConn struct{ rawConn }
 
 func sendDialRaw(t testing.TB, addr string) *sendRawConn {
 	t.Helper()
@@ -181,7 +164,7 @@ func sendDialRaw(t testing.TB, addr string) *sendRawConn {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	t.Cleanup(func() { c.Close() })
-	return &sendRawConn{Conn: c}
+	return &sendRawConn{rawConn{Conn: c}}
 }
 
 func (c *sendRawConn) roundTrip(t testing.TB, req *remoting.Command) *remoting.Command {
@@ -203,26 +186,6 @@ func (c *sendRawConn) roundTripBytes(t testing.TB, frame []byte) *remoting.Comma
 		t.Fatalf("read response: %v", err)
 	}
 	return resp
-}
-
-func (c *sendRawConn) read(d time.Duration) (*remoting.Command, error) {
-	c.SetReadDeadline(time.Now().Add(d))
-	var tmp [64 << 10]byte
-	for {
-		cmd, n, err := remoting.DecodeFrame(c.buf, remoting.DefaultMaxFrameSize)
-		if err == nil {
-			c.buf = c.buf[n:]
-			return cmd, nil
-		}
-		if !errors.Is(err, remoting.ErrIncomplete) {
-			return nil, err
-		}
-		k, err := c.Read(tmp[:])
-		c.buf = append(c.buf, tmp[:k]...)
-		if err != nil {
-			return nil, err
-		}
-	}
 }
 
 func TestSendV2StoredFields(t *testing.T) {
