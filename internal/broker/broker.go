@@ -296,7 +296,7 @@ func (b *Broker) handleInline(code int32, f server.InlineHandler) {
 		default:
 			return nil, false
 		}
-		if b.faults.n.Load() != 0 {
+		if !b.faults.empty() {
 			return nil, false
 		}
 		resp, ok := f(ctx, c, req)

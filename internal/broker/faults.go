@@ -48,8 +48,11 @@ func (b *Broker) SetFault(code int32, f *Fault) {
 	t.m[code] = &faultEntry{f: *f, left: f.Times}
 }
 
+// empty reports, without the lock, that no fault is set.
+func (t *faultTable) empty() bool { return t.n.Load() == 0 }
+
 func (t *faultTable) take(code int32) (Fault, bool) {
-	if t.n.Load() == 0 {
+	if t.empty() {
 		return Fault{}, false
 	}
 	t.mu.Lock()

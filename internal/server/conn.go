@@ -274,15 +274,22 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		c.mu.Unlock()
 		return nil // the writer at work, or the loop's uncork, takes it along
 	}
+	// Replies of requests read in the same burst are usually a moment
+	// away: let the runnable ones append first, so one write (one trip
+	// through the kernel's TCP stack) carries them all.
+	return c.writeQueuedLocked(c.inflight.Load() > 0)
+}
+
+// writeQueuedLocked makes the caller the writer of c.out (c.mu held; it
+// returns with c.mu released): through gnet's loop while gnet may hold
+// unsent bytes, else directly, after yielding once if yield is set.
+func (c *Conn) writeQueuedLocked(yield bool) error {
 	c.writing = true
 	if c.viaLoop {
 		c.mu.Unlock()
 		return c.scheduleFlush()
 	}
-	if c.inflight.Load() > 0 {
-		// Replies of requests read in the same burst are usually a
-		// moment away: let the runnable ones append first, so one write
-		// (one trip through the kernel's TCP stack) carries them all.
+	if yield {
 		c.mu.Unlock()
 		runtime.Gosched()
 		c.mu.Lock()
@@ -337,13 +344,7 @@ func (c *Conn) uncork() {
 		c.mu.Unlock()
 		return
 	}
-	c.writing = true
-	if c.viaLoop {
-		c.mu.Unlock()
-		_ = c.scheduleFlush()
-		return
-	}
-	if err := c.writeOutLocked(); err != nil {
+	if err := c.writeQueuedLocked(false); err != nil {
 		c.srv.log.Debug("write failed", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
 	}
 }
