@@ -47,7 +47,7 @@ type Conn struct {
 	spare    []byte
 	writing  bool // a writer (a sender or the loop's flusher) owns out
 	viaLoop  bool // gnet may hold unsent bytes: write through the loop
-	corked   bool // the loop is serving requests inline: it writes at the end
+	corks    int  // Cork calls not yet matched by Uncork: replies are held back
 	loopDone bool // event loop only: OnClose ran, gc must not be used
 	lowat    int  // event loop only: the socket's SO_RCVLOWAT (0: never set, i.e. 1)
 
@@ -270,9 +270,9 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		return err
 	}
 	c.out = out
-	if c.writing || c.corked {
+	if c.writing || c.corks > 0 {
 		c.mu.Unlock()
-		return nil // the writer at work, or the loop's uncork, takes it along
+		return nil // the writer at work, or the last Uncork, takes it along
 	}
 	// Replies of requests read in the same burst are usually a moment
 	// away: let the runnable ones append first, so one write (one trip
@@ -327,20 +327,27 @@ func (c *Conn) writeOutLocked() error {
 	}
 }
 
-// cork holds replies back while the loop serves requests inline, so that
-// one write at uncork carries them all. Loop only.
-func (c *Conn) cork() {
+// Cork holds the connection's replies back until the matching Uncork, so
+// that one write carries all the replies a caller produces together: the
+// event loop corks while it serves requests inline, the broker while it
+// answers the sends one group commit made durable. Corks nest; any
+// goroutine may cork, and must Uncork.
+func (c *Conn) Cork() {
 	c.mu.Lock()
-	c.corked = true
+	c.corks++
 	c.mu.Unlock()
 }
 
-// uncork writes what was held back (unless a writer is at work, which then
-// takes it along). Loop only.
-func (c *Conn) uncork() {
+// Uncork ends a Cork. The last one writes what was held back (unless a
+// writer is at work, which then takes it along).
+func (c *Conn) Uncork() {
 	c.mu.Lock()
-	c.corked = false
-	if c.writing || len(c.out) == 0 {
+	if c.corks == 0 {
+		c.mu.Unlock()
+		panic("rocketmq: Conn.Uncork without Cork")
+	}
+	c.corks--
+	if c.corks > 0 || c.writing || len(c.out) == 0 {
 		c.mu.Unlock()
 		return
 	}

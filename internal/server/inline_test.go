@@ -114,7 +114,7 @@ func TestInlineBurstInOrderAndCorked(t *testing.T) {
 	}
 	c := conn.Load()
 	c.mu.Lock()
-	corked, pending := c.corked, len(c.out)
+	corked, pending := c.corks > 0, len(c.out)
 	c.mu.Unlock()
 	if corked || pending != 0 {
 		t.Fatalf("after the burst: corked %v, %d bytes unsent", corked, pending)
@@ -225,4 +225,64 @@ func TestInlineRepliesSurviveAFullSocket(t *testing.T) {
 	if err := recv(t, writeErr, "the client's write"); err != nil {
 		t.Fatalf("client write: %v", err)
 	}
+}
+
+// Replies given while another goroutine holds a cork wait for its last
+// Uncork and then leave together, in the order given.
+func TestCorkFromAnotherGoroutine(t *testing.T) {
+	type held struct {
+		c   *Conn
+		req *remoting.Command
+	}
+	got := make(chan held, 8)
+	s := New(Config{})
+	s.Handle(codeEcho, func(_ context.Context, c *Conn, req *remoting.Command) *remoting.Command {
+		got <- held{c, req}
+		return nil // answered later
+	})
+	cl := dial(t, startServer(t, s))
+	const n = 3
+	var reqs []held
+	for i := range n {
+		cl.send(req(codeEcho, int32(i), remoting.SerializeJSON, strconv.Itoa(i)))
+		reqs = append(reqs, recv(t, got, "request "+strconv.Itoa(i)))
+	}
+	c := reqs[0].c
+	queued := func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.out)
+	}
+	c.Cork()
+	c.Cork()
+	var sent int
+	for _, h := range reqs {
+		if err := c.Reply(h.req, echo(nil, c, h.req)); err != nil {
+			t.Fatal(err)
+		}
+		if q := queued(); q <= sent {
+			t.Fatalf("reply %d while corked: %d bytes queued, %d before; want it held back", h.req.Opaque, q, sent)
+		}
+		sent = queued()
+	}
+	c.Uncork()
+	if q := queued(); q != sent {
+		t.Fatalf("after the inner Uncork: %d bytes queued, want all %d still held", q, sent)
+	}
+	c.Uncork()
+	for i := range n {
+		resp := cl.mustRead()
+		if resp.Opaque != int32(i) || string(resp.Body) != strconv.Itoa(i) {
+			t.Fatalf("reply %d: opaque %d body %q", i, resp.Opaque, resp.Body)
+		}
+	}
+	if q := queued(); q != 0 {
+		t.Fatalf("after the last Uncork: %d bytes unsent", q)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Uncork without Cork did not panic")
+		}
+	}()
+	c.Uncork()
 }

@@ -363,7 +363,7 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 	corked := false
 	defer func() {
 		if corked {
-			c.uncork()
+			c.Uncork()
 		}
 	}()
 	for range maxFramesPerEvent {
@@ -392,7 +392,7 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		_, _ = gc.Discard(n)
 		if f := s.inline[cmd.Code]; f != nil && !cmd.IsResponse() {
 			if !corked {
-				c.cork()
+				c.Cork()
 				corked = true
 			}
 			if s.serveInline(c, f, cmd) {
