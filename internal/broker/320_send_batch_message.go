@@ -102,10 +102,9 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 				Body:           el.Body,
 				Topic:          topic,
 			},
-			TagsCode:  rocketmq.TagHash(p.tags),
-			UniqKey:   uniq,
-			Keys:      p.keys,
-			WaitFlush: wait,
+			TagsCode: rocketmq.TagHash(p.tags),
+			UniqKey:  uniq,
+			Keys:     p.keys,
 		}
 	}
 	pb.b = buf
@@ -129,5 +128,5 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 		}
 		ids = rocketmq.AppendOffsetMsgID(ids, b.storeHost, off)
 	}
-	return b.sendOKResponse(&res, queueID, ids)
+	return b.replyWhenDurable(c, req, b.sendOKResponse(&res, queueID, ids), &res, wait)
 }

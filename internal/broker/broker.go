@@ -36,6 +36,7 @@ type Broker struct {
 	clients *clientManager
 	pulls   *pullHold
 
+	syncs    *syncReplies     // sends waiting for a sync flush (FlushSync only)
 	schedule *scheduleService // SCHEDULE_TOPIC_XXXX deliveries
 	timers   *timerService    // rmq_sys_wheel_timer deliveries
 
@@ -115,6 +116,9 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("rocketmq: broker %s: open store: %w", cfg.BrokerName, err)
 	}
 	b.store = st
+	if cfg.FlushMode == store.FlushSync {
+		b.syncs = newSyncReplies(st.FlushProgress, st.SyncFlushTimeout())
+	}
 	b.schedule = newScheduleService(b)
 	b.timers = newTimerService(b)
 	if err := b.loadDelayed(); err != nil {
@@ -173,6 +177,9 @@ func (b *Broker) Start() error {
 	b.every(b.cfg.ClientScanInterval, func(context.Context) { b.clients.scanExpired() })
 	b.every(time.Second, func(context.Context) { b.stats.sample(time.Now()) })
 	b.loop(b.pulls.run)
+	if b.syncs != nil {
+		b.loop(b.syncs.run)
+	}
 	b.startDelayed()
 	b.registerAll(b.ctx)
 	return nil

@@ -37,10 +37,8 @@ const versionV349 = 121
 func (b *Broker) registerSendHandlers() {
 	for _, code := range []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage} {
 		b.handle(code, b.handleSend)
-		if b.cfg.FlushMode == store.FlushAsync {
-			// With sync flush a send waits for the device: never on the loop.
-			b.handleInline(code, b.sendInline)
-		}
+		// With sync flush too: the wait for the device is syncReplies'.
+		b.handleInline(code, b.sendInline)
 	}
 }
 
@@ -321,10 +319,10 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 			Topic:          topic,
 			Properties:     string(buf),
 		},
-		TagsCode:  tagsCode,
-		UniqKey:   uniq,
-		Keys:      p.keys,
-		WaitFlush: p.waitStoreMsgOK(),
+		TagsCode: tagsCode,
+		UniqKey:  uniq,
+		Keys:     p.keys,
+		// With sync flush the wait is syncReplies', not the store's.
 	}
 	res, err := b.store.PutMessage(ctx, &put)
 	if err != nil {
@@ -334,7 +332,19 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	if timer.outMs != 0 {
 		b.timers.added(&timer, res.QueueOffset)
 	}
-	return b.sendOKResponse(&res, respQueueID, nil)
+	return b.replyWhenDurable(c, req, b.sendOKResponse(&res, respQueueID, nil), &res, p.waitStoreMsgOK())
+}
+
+// replyWhenDurable returns a stored send's response, or (with sync flush,
+// unless the message said WAIT=false) nil after handing it to syncReplies,
+// which sends it once the store has synced the records.
+func (b *Broker) replyWhenDurable(c *server.Conn, req, resp *remoting.Command, res *store.PutResult, wait bool) *remoting.Command {
+	if b.syncs == nil || !wait || req.IsOneway() {
+		return resp
+	}
+	stampResponse(resp)
+	b.syncs.add(c, req, resp, res.End())
+	return nil
 }
 
 // sendOKResponse answers a stored send: SUCCESS, or FLUSH_DISK_TIMEOUT when

@@ -36,6 +36,27 @@ func (s *Store) wakeFlusher() {
 	}
 }
 
+// RequestFlush asks for a commit-log sync round now (FlushSync mode; in
+// FlushAsync mode the round comes at the next FlushInterval anyway). It
+// never blocks.
+func (s *Store) RequestFlush() { s.wakeFlusher() }
+
+// FlushProgress tells how far the commit log is on the device and returns
+// a channel that is closed when the next sync round ends (rounds also end
+// every FlushInterval, and at Close). Callers that must not block wait on
+// the channel instead of in PutMessage: see PutResult.End.
+func (s *Store) FlushProgress() (int64, <-chan struct{}) {
+	s.genMu.Lock()
+	g := s.gen
+	s.genMu.Unlock()
+	// Read after taking gen: a round finishing in between closes g.
+	return s.flushed.Load(), g
+}
+
+// SyncFlushTimeout is how long a sync-flush put waits for the device
+// before it is answered FLUSH_DISK_TIMEOUT.
+func (s *Store) SyncFlushTimeout() time.Duration { return s.cfg.SyncFlushTimeout }
+
 // waitFlushed waits until the commit log is synced up to target; false on
 // timeout, ctx end or close.
 func (s *Store) waitFlushed(ctx context.Context, target int64) bool {

@@ -179,6 +179,10 @@ type PutResult struct {
 	PhysicalOffsets []int64
 }
 
+// End is the commit-log offset just past the records: they are durable
+// once FlushProgress reports at least End.
+func (r *PutResult) End() int64 { return r.PhysicalOffset + int64(r.WroteBytes) }
+
 // DispatchEvent tells that a message became readable in its queue.
 type DispatchEvent struct {
 	Topic          string
@@ -773,7 +777,7 @@ func (s *Store) afterPut(ctx context.Context, metas []recMeta, res *PutResult, w
 		}
 	}
 	if s.cfg.FlushMode == FlushSync {
-		target := res.PhysicalOffset + int64(res.WroteBytes)
+		target := res.End()
 		if !wait {
 			s.wakeFlusher()
 			return

@@ -1,0 +1,231 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// fakeFlush stands in for the store's flush progress: the commit log is
+// "durable" only as far as the test says.
+type fakeFlush struct {
+	mu      sync.Mutex
+	flushed int64
+	next    chan struct{}
+}
+
+func newFakeFlush() *fakeFlush { return &fakeFlush{next: make(chan struct{})} }
+
+func (f *fakeFlush) progress() (int64, <-chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.flushed, f.next
+}
+
+// advance ends a round that made the log durable up to to.
+func (f *fakeFlush) advance(to int64) {
+	f.mu.Lock()
+	f.flushed = to
+	close(f.next)
+	f.next = make(chan struct{})
+	f.mu.Unlock()
+}
+
+// syncFlushBroker starts a sync-flush broker whose sends wait for ff
+// instead of the store's real rounds.
+func syncFlushBroker(t *testing.T, ff *fakeFlush, timeout time.Duration) *Broker {
+	t.Helper()
+	cfg := sendTestConfig(t)
+	cfg.FlushMode = store.FlushSync
+	b, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.syncs = newSyncReplies(ff.progress, timeout)
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	return b
+}
+
+// readNone checks that nothing arrives for a while (a reply sent before
+// its round ended would).
+func readNone(t *testing.T, c *sendRawConn, what string) {
+	t.Helper()
+	resp, err := c.read(200 * time.Millisecond)
+	var ne net.Error
+	if err == nil {
+		t.Fatalf("%s: got code %d opaque %d before the flush round", what, resp.Code, resp.Opaque)
+	}
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func TestSyncFlushRepliesAfterTheRound(t *testing.T) {
+	ff := newFakeFlush()
+	b := syncFlushBroker(t, ff, time.Minute)
+	c := sendDialRaw(t, b.Addr())
+
+	// A burst: the first creates the topic (on a worker), the rest are
+	// served on the event loop; WAIT=false is answered at once.
+	var burst []byte
+	const n = 8
+	for i := range n {
+		req := sendV2Req(sendTestHeader("SyncReply", 0, ""), []byte("m"+strconv.Itoa(i)))
+		req.Opaque = int32(100 + i)
+		var err error
+		if burst, err = req.AppendFrame(burst); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			// Let the topic exist before the others arrive.
+			c.roundTripNoWait(t, burst)
+			burst = burst[:0]
+			waitTopic(t, b, "SyncReply")
+		}
+	}
+	if _, err := c.Write(burst); err != nil {
+		t.Fatal(err)
+	}
+	noWait := sendV2Req(sendTestHeader("SyncReply", 1, sendTestProps("WAIT", "false")), []byte("nowait"))
+	noWait.Opaque = 99
+	resp := c.roundTrip(t, noWait)
+	if resp.Opaque != 99 {
+		t.Fatalf("first reply is opaque %d; want the WAIT=false send (99), the others wait for the device", resp.Opaque)
+	}
+	sendCheckResp(t, resp, remoting.Success, "")
+	readNone(t, c, "WAIT=true sends")
+
+	// Stored and readable before the round; only the reply waits.
+	for deadline := time.Now().Add(5 * time.Second); b.store.MaxOffset("SyncReply", 0) != n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d messages stored before the round, want %d", b.store.MaxOffset("SyncReply", 0), n)
+		}
+	}
+	// A round that does not reach the last record answers only the others.
+	last, err := b.store.ConsumeQueueEntry("SyncReply", 0, n-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := last.PhysicalOffset + int64(last.Size)
+	ff.advance(end - 1)
+	got := map[int32]bool{}
+	for range n - 1 {
+		resp, err := c.read(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sendCheckResp(t, resp, remoting.Success, "")
+		got[resp.Opaque] = true
+	}
+	readNone(t, c, "the last send, not yet durable")
+	ff.advance(end)
+	resp, err = c.read(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendCheckResp(t, resp, remoting.Success, "")
+	got[resp.Opaque] = true
+	for i := range n {
+		if !got[int32(100+i)] {
+			t.Errorf("no reply to opaque %d", 100+i)
+		}
+	}
+	if h := sendRespHeader(t, resp); h.QueueOffset != n-1 {
+		t.Errorf("last reply's queue offset %d, want %d", h.QueueOffset, n-1)
+	}
+}
+
+func TestSyncFlushTimeoutAnswersFlushDiskTimeout(t *testing.T) {
+	ff := newFakeFlush() // never advances
+	b := syncFlushBroker(t, ff, 300*time.Millisecond)
+	c := sendDialRaw(t, b.Addr())
+	start := time.Now()
+	resp := c.roundTrip(t, sendV2Req(sendTestHeader("SyncTimeout", 0, ""), []byte("x")))
+	sendCheckResp(t, resp, remoting.FlushDiskTimeout, "")
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Errorf("FLUSH_DISK_TIMEOUT after %v, before the 300ms timeout", d)
+	}
+	if h := sendRespHeader(t, resp); h.MsgID == "" || h.QueueOffset != 0 {
+		t.Errorf("header %+v: a timed-out send is still stored and says where", h)
+	}
+	if got := b.store.MaxOffset("SyncTimeout", 0); got != 1 {
+		t.Errorf("%d stored", got)
+	}
+}
+
+// With the real store, many concurrent sync-flush sends are each answered
+// once a round covering them has ended.
+func TestSyncFlushConcurrentSends(t *testing.T) {
+	e := sendTestBroker(t, func(c *Config) { c.FlushMode = store.FlushSync })
+	e.invoke(t, sendV2Req(sendTestHeader("SyncMany", 0, ""), []byte("create")))
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			resp, err := e.cli.Invoke(ctx, e.b.Addr(), sendV2Req(sendTestHeader("SyncMany", int32(i%4), ""), []byte("x")))
+			if err != nil {
+				errs <- err
+				return
+			}
+			if resp.Code != remoting.Success {
+				errs <- errors.New("code " + strconv.Itoa(int(resp.Code)) + " " + resp.Remark)
+				return
+			}
+			var h remoting.SendMessageResponseHeader
+			if err := h.FromExt(resp.Ext); err != nil {
+				errs <- err
+				return
+			}
+			// The reply came after the round: the record is durable.
+			entry, err := e.b.store.ConsumeQueueEntry("SyncMany", h.QueueID, h.QueueOffset)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if flushed, _ := e.b.store.FlushProgress(); flushed < entry.PhysicalOffset+int64(entry.Size) {
+				errs <- errors.New("answered before the commit log was synced past the record")
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func (c *sendRawConn) roundTripNoWait(t *testing.T, frame []byte) {
+	t.Helper()
+	if _, err := c.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitTopic(t *testing.T, b *Broker, topic string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, ok := b.topics.get(topic); ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("topic %s not created", topic)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
