@@ -26,4 +26,5 @@ var (
 
 	errBadRecord = errors.New("rocketmq: bad stored record")
 	errFault     = errors.New("memory fault")
+	errWrite     = errors.New("write failed")
 )

@@ -103,6 +103,15 @@ func (m *mappedFile) sync() error {
 	return serr
 }
 
+// writeAt writes b at file offset off with pwrite (the page cache the
+// mapping shows). An error may leave part of b written.
+func (m *mappedFile) writeAt(b []byte, off int64) error {
+	if _, err := m.f.WriteAt(b, off); err != nil {
+		return fmt.Errorf("%w: %w: %s at %d: %v", ErrIO, errWrite, m.path, off, err)
+	}
+	return nil
+}
+
 // close unmaps and closes the file without syncing.
 func (m *mappedFile) close() error {
 	m.closed.Store(true)

@@ -8,13 +8,10 @@ import (
 
 // Faulting fresh page-cache pages in is the largest cost of an append into
 // a mapping (a sparse file gets its blocks reserved and pages zeroed on
-// first write). The prefaulter does it ahead of the write position on its
-// own goroutine, so appends under the writer lock mostly copy into pages
-// that are already there. In FlushAsync mode it write-faults them. In
-// FlushSync mode a write-faulted page is dirty, and a group-commit sync
-// before the data arrives would write it once as zeros, so there it only
-// read-faults: the page is in the page cache, zeroed and mapped, still
-// clean, and the append's fault is the cheap write-permission one.
+// first write). In FlushAsync mode the prefaulter does it ahead of the
+// write position on its own goroutine, so appends under the writer lock
+// mostly copy into pages that are already there. FlushSync appends use
+// pwrite and are not prefaulted (appendLocked says why).
 
 const pageSize = 4096
 
@@ -50,32 +47,26 @@ func (s *Store) prefaultOnce() {
 	s.prefaulted.Store(target)
 }
 
-// populate faults in the pages of b without changing their contents:
-// MADV_POPULATE_WRITE, or MADV_POPULATE_READ in FlushSync mode (Linux
-// 5.14+), else per page an atomic add of zero (which cannot lose a
-// concurrent append's bytes) or an atomic load.
+// populate write-faults the pages of b without changing their contents:
+// MADV_POPULATE_WRITE (Linux 5.14+), else per page an atomic add of zero,
+// which cannot lose a concurrent append's bytes.
 func (s *Store) populate(b []byte) {
-	const madvPopulateRead, madvPopulateWrite = 22, 23
-	readOnly := s.cfg.FlushMode == FlushSync
+	const madvPopulateWrite = 23
 	if !s.noPopulate.Load() {
-		advice := uintptr(madvPopulateWrite)
-		if readOnly {
-			advice = madvPopulateRead
-		}
-		_, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), advice)
+		_, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), madvPopulateWrite)
 		if e == 0 {
 			return
 		}
 		s.noPopulate.Store(true)
 	}
 	for p := 0; p+4 <= len(b); p += pageSize {
-		w := (*uint32)(unsafe.Pointer(&b[p]))
-		if readOnly {
-			atomic.LoadUint32(w)
-		} else {
-			atomic.AddUint32(w, 0)
-		}
+		atomic.AddUint32((*uint32)(unsafe.Pointer(&b[p])), 0)
 	}
+}
+
+// prefaults says whether the prefaulter runs.
+func (s *Store) prefaults() bool {
+	return s.cfg.PrefaultBytes > 0 && s.cfg.FlushMode == FlushAsync
 }
 
 // kickPrefault is called by the writer (holding mu) after an append.
