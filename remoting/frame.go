@@ -127,10 +127,31 @@ func DecodeFrame(src []byte, maxFrame int) (*Command, int, error) {
 	return c, n, nil
 }
 
+// DecodeFrameView is DecodeFrame except that the Command's Body is a view
+// of src, valid only while src is: for a caller that is done with the
+// command (or copies the body) before it reuses src. The header is owned.
+func DecodeFrameView(src []byte, maxFrame int) (*Command, int, error) {
+	n, err := FrameSize(src, maxFrame)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(src) < n {
+		return nil, 0, ErrIncomplete
+	}
+	c, err := decodeCommand(src[4:n], false)
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, n, nil
+}
+
 // DecodeCommand decodes a frame without its 4-byte length prefix: header
 // word, header and body, as Java's RemotingCommand.decode takes it. b must
 // hold exactly one command; everything after the header is the body.
-func DecodeCommand(b []byte) (*Command, error) {
+func DecodeCommand(b []byte) (*Command, error) { return decodeCommand(b, true) }
+
+// decodeCommand is DecodeCommand; ownBody false leaves Body a view of b.
+func decodeCommand(b []byte, ownBody bool) (*Command, error) {
 	if len(b) < 4 {
 		return nil, malformed("frame shorter than its header word")
 	}
@@ -156,7 +177,10 @@ func DecodeCommand(b []byte) (*Command, error) {
 	}
 	c.Serialize = st
 	if body := b[4+hl:]; len(body) > 0 {
-		c.Body = slices.Clone(body)
+		if ownBody {
+			body = slices.Clone(body)
+		}
+		c.Body = body[:len(body):len(body)]
 	}
 	return c, nil
 }

@@ -316,3 +316,41 @@ func TestNewResponse(t *testing.T) {
 		t.Fatalf("%+v", q)
 	}
 }
+
+// DecodeFrameView leaves the body in the input (capacity capped, so an
+// append cannot write into what follows); DecodeFrame copies it.
+func TestDecodeFrameViewBody(t *testing.T) {
+	cmd := NewRequest(SendMessageV2, ExtFields{{Key: "a", Value: "b"}}, []byte("body bytes"))
+	for _, st := range []SerializeType{SerializeJSON, SerializeRocketMQ} {
+		cmd.Serialize = st
+		src, err := cmd.AppendFrame(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = append(src, "next frame"...)
+		view, n, err := DecodeFrameView(src, DefaultMaxFrameSize)
+		if err != nil || n != len(src)-len("next frame") {
+			t.Fatalf("%v: n %d err %v", st, n, err)
+		}
+		owned, _, err := DecodeFrame(src, DefaultMaxFrameSize)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(view.Body) != "body bytes" || cap(view.Body) != len(view.Body) {
+			t.Fatalf("%v: view body %q cap %d", st, view.Body, cap(view.Body))
+		}
+		if v, _ := view.Ext.Get("a"); v != "b" || view.Code != SendMessageV2 {
+			t.Fatalf("%v: header %+v", st, view)
+		}
+		clear(src)
+		if string(owned.Body) != "body bytes" {
+			t.Fatalf("%v: DecodeFrame's body changed with its input: %q", st, owned.Body)
+		}
+		if v, _ := view.Ext.Get("a"); v != "b" {
+			t.Fatalf("%v: the view's header changed with its input", st)
+		}
+		if !bytes.Equal(view.Body, make([]byte, len("body bytes"))) {
+			t.Fatalf("%v: the view's body is not the input's bytes", st)
+		}
+	}
+}

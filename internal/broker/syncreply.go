@@ -31,7 +31,7 @@ type syncReply struct {
 	target   int64 // the commit log must be durable up to here
 	deadline time.Time
 	c        *server.Conn
-	req      *remoting.Command
+	req      remoting.Command  // what Reply needs of the request: no body
 	resp     *remoting.Command // SUCCESS; becomes FLUSH_DISK_TIMEOUT on timeout
 }
 
@@ -44,7 +44,10 @@ func newSyncReplies(progress func() (int64, <-chan struct{}), timeout time.Durat
 func (r *syncReplies) add(c *server.Conn, req, resp *remoting.Command, target int64) {
 	r.mu.Lock()
 	first := len(r.pending) == 0
-	r.pending = append(r.pending, syncReply{target: target, deadline: time.Now().Add(r.timeout), c: c, req: req, resp: resp})
+	// The request's body may be a view of the connection's input buffer
+	// (server.InlineHandler): only its identity is kept.
+	id := remoting.Command{Code: req.Code, Opaque: req.Opaque, Flag: req.Flag, Serialize: req.Serialize}
+	r.pending = append(r.pending, syncReply{target: target, deadline: time.Now().Add(r.timeout), c: c, req: id, resp: resp})
 	r.mu.Unlock()
 	if first {
 		// The answering goroutine may be idle: it needs a deadline timer.
@@ -129,7 +132,7 @@ func answer(ready []syncReply, corked []*server.Conn) []*server.Conn {
 	}
 	for i := range ready {
 		// A closed connection's client has given up; nothing to do.
-		_ = ready[i].c.Reply(ready[i].req, ready[i].resp)
+		_ = ready[i].c.Reply(&ready[i].req, ready[i].resp)
 	}
 	for _, c := range corked {
 		c.Uncork()

@@ -286,3 +286,35 @@ func TestCorkFromAnotherGoroutine(t *testing.T) {
 	}()
 	c.Uncork()
 }
+
+// An inline handler reads its body straight from the connection's buffer;
+// a declined request gets its own copy before a worker sees it, so frames
+// read after it (which reuse that buffer) cannot change it.
+func TestDeclinedBodyOutlivesTheBuffer(t *testing.T) {
+	s := New(Config{})
+	release := make(chan struct{})
+	s.Handle(codeEcho, func(ctx context.Context, c *Conn, req *remoting.Command) *remoting.Command {
+		<-release // answer only after later frames went through the buffer
+		return echo(ctx, c, req)
+	})
+	s.HandleInline(codeEcho, func(ctx context.Context, c *Conn, req *remoting.Command) (*remoting.Command, bool) {
+		if strings.HasPrefix(string(req.Body), "slow") {
+			return nil, false
+		}
+		return echo(ctx, c, req), true
+	})
+	cl := dial(t, startServer(t, s))
+	slow := "slow-" + strings.Repeat("s", 3000)
+	cl.send(req(codeEcho, 1, remoting.SerializeJSON, slow))
+	for i := range 20 {
+		fast := strings.Repeat(strconv.Itoa(i%10), 3000+i)
+		resp := cl.call(req(codeEcho, int32(10+i), remoting.SerializeJSON, fast))
+		if string(resp.Body) != fast {
+			t.Fatalf("inline reply %d: body of %d bytes, want the request's %d", i, len(resp.Body), len(fast))
+		}
+	}
+	close(release)
+	if resp := cl.mustRead(); resp.Opaque != 1 || string(resp.Body) != slow {
+		t.Fatalf("declined request answered with opaque %d and a body that differs from the one sent", resp.Opaque)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,6 +54,10 @@ type Handler func(ctx context.Context, c *Conn, req *remoting.Command) *remoting
 // wait for), it returns ok == false before doing any work, and the request
 // goes to the code's Handler on a worker goroutine as usual. With ok ==
 // true, resp is handled as a Handler's result.
+//
+// req.Body is a view of the connection's input buffer, valid only until the
+// handler returns: copy what must outlive the call (req itself, without
+// its body, may be kept for a later c.Reply).
 type InlineHandler func(ctx context.Context, c *Conn, req *remoting.Command) (resp *remoting.Command, ok bool)
 
 // Server is a RocketMQ remoting server on gnet. Register handlers, then
@@ -384,20 +389,28 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 			c.wakeAfter(size - gc.InboundBuffered()) // wait for the rest of the frame
 			return gnet.None
 		}
-		cmd, n, err := remoting.DecodeFrame(frame, max)
+		// The body stays a view of gnet's buffer while an inline handler
+		// runs (a batch's 32 KiB need not be copied to be appended); it
+		// gets its own copy before the request goes anywhere else.
+		cmd, n, err := remoting.DecodeFrameView(frame, max)
 		if err != nil {
 			s.badFrame(c, err)
 			return gnet.Close
 		}
-		_, _ = gc.Discard(n)
 		if f := s.inline[cmd.Code]; f != nil && !cmd.IsResponse() {
 			if !corked {
 				c.Cork()
 				corked = true
 			}
 			if s.serveInline(c, f, cmd) {
+				_, _ = gc.Discard(n)
 				continue
 			}
+			cmd.Body = ownBody(cmd.Body)
+			_, _ = gc.Discard(n)
+		} else {
+			cmd.Body = ownBody(cmd.Body)
+			_, _ = gc.Discard(n)
 		}
 		s.dispatch(c, cmd)
 	}
@@ -406,6 +419,14 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		_ = gc.Wake(nil)
 	}
 	return gnet.None
+}
+
+// ownBody copies a request body out of gnet's buffer.
+func ownBody(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return slices.Clone(b)
 }
 
 // serveInline runs req's inline handler on the event loop; false means
