@@ -113,24 +113,17 @@ func FrameSize(src []byte, maxFrame int) (int, error) {
 //
 // The Command owns its memory: src may be reused as soon as this returns.
 func DecodeFrame(src []byte, maxFrame int) (*Command, int, error) {
-	n, err := FrameSize(src, maxFrame)
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(src) < n {
-		return nil, 0, ErrIncomplete
-	}
-	c, err := DecodeCommand(src[4:n])
-	if err != nil {
-		return nil, 0, err
-	}
-	return c, n, nil
+	return decodeFrame(src, maxFrame, true)
 }
 
 // DecodeFrameView is DecodeFrame except that the Command's Body is a view
 // of src, valid only while src is: for a caller that is done with the
 // command (or copies the body) before it reuses src. The header is owned.
 func DecodeFrameView(src []byte, maxFrame int) (*Command, int, error) {
+	return decodeFrame(src, maxFrame, false)
+}
+
+func decodeFrame(src []byte, maxFrame int, ownBody bool) (*Command, int, error) {
 	n, err := FrameSize(src, maxFrame)
 	if err != nil {
 		return nil, 0, err
@@ -138,7 +131,7 @@ func DecodeFrameView(src []byte, maxFrame int) (*Command, int, error) {
 	if len(src) < n {
 		return nil, 0, ErrIncomplete
 	}
-	c, err := decodeCommand(src[4:n], false)
+	c, err := decodeCommand(src[4:n], ownBody)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -201,3 +201,9 @@ func hexDiff(t *testing.T, what string, got, want []byte) {
 		t.Errorf("%s mismatch\ngot:\n%s\nwant:\n%s", what, hex.Dump(got), hex.Dump(want))
 	}
 }
+
+// heldReq is a request a handler kept to answer later.
+type heldReq struct {
+	c   *Conn
+	req *remoting.Command
+}

@@ -230,19 +230,15 @@ func TestInlineRepliesSurviveAFullSocket(t *testing.T) {
 // Replies given while another goroutine holds a cork wait for its last
 // Uncork and then leave together, in the order given.
 func TestCorkFromAnotherGoroutine(t *testing.T) {
-	type held struct {
-		c   *Conn
-		req *remoting.Command
-	}
-	got := make(chan held, 8)
+	got := make(chan heldReq, 8)
 	s := New(Config{})
 	s.Handle(codeEcho, func(_ context.Context, c *Conn, req *remoting.Command) *remoting.Command {
-		got <- held{c, req}
+		got <- heldReq{c, req}
 		return nil // answered later
 	})
 	cl := dial(t, startServer(t, s))
 	const n = 3
-	var reqs []held
+	var reqs []heldReq
 	for i := range n {
 		cl.send(req(codeEcho, int32(i), remoting.SerializeJSON, strconv.Itoa(i)))
 		reqs = append(reqs, recv(t, got, "request "+strconv.Itoa(i)))

@@ -322,14 +322,10 @@ func TestInvoke(t *testing.T) {
 }
 
 func TestLongPollReplyLater(t *testing.T) {
-	type held struct {
-		c   *Conn
-		req *remoting.Command
-	}
-	parked := make(chan held, 1)
+	parked := make(chan heldReq, 1)
 	s := New(Config{})
 	s.Handle(remoting.PullMessage, func(_ context.Context, c *Conn, r *remoting.Command) *remoting.Command {
-		parked <- held{c, r}
+		parked <- heldReq{c, r}
 		return nil
 	})
 	s.Handle(codeEcho, echo)
