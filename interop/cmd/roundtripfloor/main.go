@@ -66,6 +66,9 @@ func run(broker, topic string, size int, dur time.Duration) error {
 		if n > len(buf) {
 			return fmt.Errorf("response of %d bytes", n)
 		}
+		if _, err := io.ReadFull(c, buf[:n]); err != nil {
+			return err
+		}
 		resp, err := remoting.DecodeCommand(buf[:n])
 		if err == nil && resp.Code != remoting.Success {
 			err = fmt.Errorf("response code %d: %s", resp.Code, resp.Remark)
