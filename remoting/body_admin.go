@@ -91,26 +91,13 @@ type KVTable struct {
 
 // AppendJSON implements JSONBody.
 func (t *KVTable) AppendJSON(dst []byte, style JSONStyle) []byte {
-	w := fjWriter{b: dst, style: style}
-	w.open()
-	w.key("table")
-	w.strMap(t.Table)
-	w.close()
-	return w.b
+	return fjAppendOneField(dst, style, "table", func(w *fjWriter) { w.strMap(t.Table) })
 }
 
 // DecodeJSON implements JSONBody.
 func (t *KVTable) DecodeJSON(data []byte) error {
 	*t = KVTable{}
-	return fjDecode(data, func(r *fjReader) {
-		r.object(func(k []byte) {
-			if string(k) == "table" {
-				t.Table = r.strMap()
-			} else {
-				r.skip()
-			}
-		})
-	})
+	return fjDecodeOneField(data, "table", func(r *fjReader) { t.Table = r.strMap() })
 }
 
 // GroupList answers QUERY_TOPIC_CONSUME_BY_WHO (300).
@@ -120,26 +107,13 @@ type GroupList struct {
 
 // AppendJSON implements JSONBody.
 func (g *GroupList) AppendJSON(dst []byte, style JSONStyle) []byte {
-	w := fjWriter{b: dst, style: style}
-	w.open()
-	w.key("groupList")
-	w.strList(g.GroupList)
-	w.close()
-	return w.b
+	return fjAppendOneField(dst, style, "groupList", func(w *fjWriter) { w.strList(g.GroupList) })
 }
 
 // DecodeJSON implements JSONBody.
 func (g *GroupList) DecodeJSON(data []byte) error {
 	*g = GroupList{}
-	return fjDecode(data, func(r *fjReader) {
-		r.object(func(k []byte) {
-			if string(k) == "groupList" {
-				g.GroupList = r.strList()
-			} else {
-				r.skip()
-			}
-		})
-	})
+	return fjDecodeOneField(data, "groupList", func(r *fjReader) { g.GroupList = r.strList() })
 }
 
 // TopicStatsTable answers GET_TOPIC_STATS_INFO (202) (§4.10).
@@ -392,24 +366,11 @@ type ProducerConnection struct {
 
 // AppendJSON implements JSONBody.
 func (p *ProducerConnection) AppendJSON(dst []byte, style JSONStyle) []byte {
-	w := fjWriter{b: dst, style: style}
-	w.open()
-	w.key("connectionSet")
-	fjWriteConns(&w, p.ConnectionSet)
-	w.close()
-	return w.b
+	return fjAppendOneField(dst, style, "connectionSet", func(w *fjWriter) { fjWriteConns(w, p.ConnectionSet) })
 }
 
 // DecodeJSON implements JSONBody.
 func (p *ProducerConnection) DecodeJSON(data []byte) error {
 	*p = ProducerConnection{}
-	return fjDecode(data, func(r *fjReader) {
-		r.object(func(k []byte) {
-			if string(k) == "connectionSet" {
-				p.ConnectionSet = fjReadConns(r)
-			} else {
-				r.skip()
-			}
-		})
-	})
+	return fjDecodeOneField(data, "connectionSet", func(r *fjReader) { p.ConnectionSet = fjReadConns(r) })
 }

@@ -242,26 +242,13 @@ type ConsumerListByGroupBody struct {
 
 // AppendJSON implements JSONBody.
 func (c *ConsumerListByGroupBody) AppendJSON(dst []byte, style JSONStyle) []byte {
-	w := fjWriter{b: dst, style: style}
-	w.open()
-	w.key("consumerIdList")
-	w.strList(c.ConsumerIDList)
-	w.close()
-	return w.b
+	return fjAppendOneField(dst, style, "consumerIdList", func(w *fjWriter) { w.strList(c.ConsumerIDList) })
 }
 
 // DecodeJSON implements JSONBody.
 func (c *ConsumerListByGroupBody) DecodeJSON(data []byte) error {
 	*c = ConsumerListByGroupBody{}
-	return fjDecode(data, func(r *fjReader) {
-		r.object(func(k []byte) {
-			if string(k) == "consumerIdList" {
-				c.ConsumerIDList = r.strList()
-			} else {
-				r.skip()
-			}
-		})
-	})
+	return fjDecodeOneField(data, "consumerIdList", func(r *fjReader) { c.ConsumerIDList = r.strList() })
 }
 
 // LockBatchRequestBody is the LOCK_BATCH_MQ (41) body (§3.14, §4.5).
@@ -319,26 +306,13 @@ type LockBatchResponseBody struct {
 
 // AppendJSON implements JSONBody.
 func (l *LockBatchResponseBody) AppendJSON(dst []byte, style JSONStyle) []byte {
-	w := fjWriter{b: dst, style: style}
-	w.open()
-	w.key("lockOKMQSet")
-	w.mqList(l.LockOKMQSet)
-	w.close()
-	return w.b
+	return fjAppendOneField(dst, style, "lockOKMQSet", func(w *fjWriter) { w.mqList(l.LockOKMQSet) })
 }
 
 // DecodeJSON implements JSONBody.
 func (l *LockBatchResponseBody) DecodeJSON(data []byte) error {
 	*l = LockBatchResponseBody{}
-	return fjDecode(data, func(r *fjReader) {
-		r.object(func(k []byte) {
-			if string(k) == "lockOKMQSet" {
-				l.LockOKMQSet = fjReadMQList(r)
-			} else {
-				r.skip()
-			}
-		})
-	})
+	return fjDecodeOneField(data, "lockOKMQSet", func(r *fjReader) { l.LockOKMQSet = fjReadMQList(r) })
 }
 
 // fjReadMQ reads a MessageQueue object.

@@ -10,26 +10,13 @@ type ResetOffsetBody struct {
 
 // AppendJSON implements JSONBody.
 func (b *ResetOffsetBody) AppendJSON(dst []byte, style JSONStyle) []byte {
-	w := fjWriter{b: dst, style: style}
-	w.open()
-	w.key("offsetTable")
-	fjWriteMQMap(&w, b.OffsetTable, w.i64)
-	w.close()
-	return w.b
+	return fjAppendOneField(dst, style, "offsetTable", func(w *fjWriter) { fjWriteMQMap(w, b.OffsetTable, w.i64) })
 }
 
 // DecodeJSON implements JSONBody.
 func (b *ResetOffsetBody) DecodeJSON(data []byte) error {
 	*b = ResetOffsetBody{}
-	return fjDecode(data, func(r *fjReader) {
-		r.object(func(k []byte) {
-			if string(k) == "offsetTable" {
-				b.OffsetTable = fjReadMQMap(r, r.i64)
-			} else {
-				r.skip()
-			}
-		})
-	})
+	return fjDecodeOneField(data, "offsetTable", func(r *fjReader) { b.OffsetTable = fjReadMQMap(r, r.i64) })
 }
 
 // GetConsumerStatusBody answers GET_CONSUMER_STATUS_FROM_CLIENT (221) and
@@ -332,26 +319,13 @@ type QueryCorrectionOffsetBody struct {
 
 // AppendJSON implements JSONBody.
 func (q *QueryCorrectionOffsetBody) AppendJSON(dst []byte, style JSONStyle) []byte {
-	w := fjWriter{b: dst, style: style}
-	w.open()
-	w.key("correctionOffsets")
-	fjWriteInt32Map(&w, q.CorrectionOffsets)
-	w.close()
-	return w.b
+	return fjAppendOneField(dst, style, "correctionOffsets", func(w *fjWriter) { fjWriteInt32Map(w, q.CorrectionOffsets) })
 }
 
 // DecodeJSON implements JSONBody.
 func (q *QueryCorrectionOffsetBody) DecodeJSON(data []byte) error {
 	*q = QueryCorrectionOffsetBody{}
-	return fjDecode(data, func(r *fjReader) {
-		r.object(func(k []byte) {
-			if string(k) == "correctionOffsets" {
-				q.CorrectionOffsets = fjReadInt32Map(r, r.i64)
-			} else {
-				r.skip()
-			}
-		})
-	})
+	return fjDecodeOneField(data, "correctionOffsets", func(r *fjReader) { q.CorrectionOffsets = fjReadInt32Map(r, r.i64) })
 }
 
 // fjWriteInt32Map writes a Map<Integer,Long>.

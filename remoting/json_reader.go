@@ -35,7 +35,21 @@ type fjReader struct {
 	buf   []byte // scratch for unescaping keys
 }
 
-// decodeJSON runs fn over data and requires that only whitespace follows.
+// fjDecodeOneField decodes an object of which only key is read, by val;
+// other keys are skipped. It is the DecodeJSON of every one-field body.
+func fjDecodeOneField(data []byte, key string, val func(r *fjReader)) error {
+	return fjDecode(data, func(r *fjReader) {
+		r.object(func(k []byte) {
+			if string(k) == key {
+				val(r)
+			} else {
+				r.skip()
+			}
+		})
+	})
+}
+
+// fjDecode runs fn over data and requires that only whitespace follows.
 func fjDecode(data []byte, fn func(r *fjReader)) error {
 	r := fjReader{data: data}
 	fn(&r)

@@ -51,6 +51,17 @@ type fjWriter struct {
 	comma bool
 }
 
+// fjAppendOneField appends the object {key: value}, the value written by
+// val. It is the AppendJSON of every one-field body.
+func fjAppendOneField(dst []byte, style JSONStyle, key string, val func(w *fjWriter)) []byte {
+	w := fjWriter{b: dst, style: style}
+	w.open()
+	w.key(key)
+	val(&w)
+	w.close()
+	return w.b
+}
+
 func (w *fjWriter) open()     { w.b = append(w.b, '{'); w.comma = false }
 func (w *fjWriter) close()    { w.b = append(w.b, '}'); w.comma = true }
 func (w *fjWriter) openArr()  { w.b = append(w.b, '['); w.comma = false }
