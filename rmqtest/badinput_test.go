@@ -13,11 +13,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/testlog"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -27,36 +27,14 @@ import (
 // were, and a damaged store either recovers or refuses to start with an
 // error naming the file.
 
-type badLogs struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *badLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *badLogs) noPanic(t *testing.T) {
-	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, line := range strings.Split(l.b.String(), "\n") {
-		if strings.Contains(strings.ToLower(line), "panic") {
-			t.Errorf("a server logged a panic: %s", line)
-		}
-	}
-}
-
 const (
 	badTopic  = "BadE2E"
 	badQueues = 4
 )
 
-func badStartCluster(t *testing.T) (*Cluster, *badLogs, *transport.Client) {
+func badStartCluster(t *testing.T) (*Cluster, *testlog.Buffer, *transport.Client) {
 	t.Helper()
-	logs := &badLogs{}
+	logs := &testlog.Buffer{}
 	c := StartCluster(t, WithLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))),
 		WithCommitLogSegmentSize(1<<20), WithConsumeQueueEntries(1000), WithIndexSize(256, 1024))
 	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
@@ -237,7 +215,7 @@ func TestBadInputClusterKeepsServing(t *testing.T) {
 	if r := badInvoke(t, cli2, addr, badSend(badTopic, 0, []byte("after"), "")); r.Code != remoting.Success {
 		t.Fatalf("send after bad input: %d %q", r.Code, r.Remark)
 	}
-	logs.noPanic(t)
+	logs.NoPanic(t, "a server")
 }
 
 func TestBadInputClusterDamagedStore(t *testing.T) {
@@ -335,5 +313,5 @@ func TestBadInputClusterDamagedStore(t *testing.T) {
 		os.Remove(p)
 		restart(t, "after the directory was removed")
 	})
-	logs.noPanic(t)
+	logs.NoPanic(t, "a server")
 }

@@ -8,17 +8,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/testlog"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -29,44 +28,7 @@ import (
 // messages acknowledged before are byte-for-byte what they were, also
 // after a restart.
 
-// badLogs collects a broker's logs so tests can assert what was (not)
-// logged.
-type badLogs struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *badLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *badLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *badLogs) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// count is how many log lines contain s.
-func (l *badLogs) count(s string) int { return strings.Count(l.String(), s) }
-
-// noPanic fails if anything in the logs mentions a panic (the server
-// turns a handler panic into SYSTEM_ERROR and logs "handler panic").
-func (l *badLogs) noPanic(t testing.TB) {
-	t.Helper()
-	for _, line := range strings.Split(l.String(), "\n") {
-		if strings.Contains(strings.ToLower(line), "panic") {
-			t.Errorf("broker logged a panic: %s", line)
-		}
-	}
-}
-
-func badConfig(dir string, logs *badLogs) Config {
+func badConfig(dir string, logs *testlog.Buffer) Config {
 	return Config{
 		StoreDir:               dir,
 		ListenAddr:             "127.0.0.1:0",
@@ -78,7 +40,7 @@ func badConfig(dir string, logs *badLogs) Config {
 		LongPollCheck:          100 * time.Millisecond,
 		OffsetFlushInterval:    time.Hour,
 		DisableAutoCreateGroup: true,
-		Logger:                 logs.logger(),
+		Logger:                 logs.Logger(),
 	}
 }
 
@@ -273,7 +235,7 @@ func badSameBodies(t testing.TB, what string, got, want [][]byte) {
 }
 
 func TestBadInputBrokerKeepsServing(t *testing.T) {
-	logs := &badLogs{}
+	logs := &testlog.Buffer{}
 	cfg := badConfig(t.TempDir(), logs)
 	b := startBroker(t, cfg)
 	b.topics.ensure(badTopic, badQueues, rocketmq.PermRead|rocketmq.PermWrite)
@@ -450,12 +412,12 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	}
 	for _, tt := range closing {
 		t.Run(tt.name, func(t *testing.T) {
-			n := logs.count("bad frame")
+			n := logs.Count("bad frame")
 			bc := badDial(t, addr)
 			bc.write(tt.raw)
 			bc.expectClosed(5 * time.Second)
 			deadline := time.Now().Add(5 * time.Second)
-			for logs.count("bad frame") == n {
+			for logs.Count("bad frame") == n {
 				if time.Now().After(deadline) {
 					t.Fatal("closing the connection was not logged")
 				}
@@ -561,7 +523,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	} else if msgs, err := rocketmq.DecodeRecords(resp.Body); err != nil || len(msgs) != 1 || string(msgs[0].Body) != "after" {
 		t.Fatalf("pulled %v %v", msgs, err)
 	}
-	logs.noPanic(t)
+	logs.NoPanic(t, "broker")
 
 	// A restart reads back the same records.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -572,7 +534,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	cfg.ListenAddr = "127.0.0.1:0"
 	b2 := startBroker(t, cfg)
 	badSameBodies(t, "after restart", badReadAll(t, b2.Addr()), before)
-	logs.noPanic(t)
+	logs.NoPanic(t, "broker")
 }
 
 // TestBadInputStoreDirUnusable: a store directory that cannot be used is a
@@ -631,7 +593,7 @@ func TestBadInputStoreDirUnusable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
 			dir, culprit := tt.setup(t, root)
-			logs := &badLogs{}
+			logs := &testlog.Buffer{}
 			b, err := New(badConfig(dir, logs))
 			if err == nil {
 				b.Close(context.Background())
@@ -641,7 +603,7 @@ func TestBadInputStoreDirUnusable(t *testing.T) {
 			if msg := err.Error(); !strings.HasPrefix(msg, "rocketmq: ") || !strings.Contains(msg, culprit) || !strings.Contains(msg, tt.want) {
 				t.Errorf("error %q does not name %s (%s)", msg, culprit, tt.want)
 			}
-			logs.noPanic(t)
+			logs.NoPanic(t, "broker")
 		})
 	}
 	t.Run("read-only store dir", func(t *testing.T) {
@@ -651,7 +613,7 @@ func TestBadInputStoreDirUnusable(t *testing.T) {
 		dir := t.TempDir()
 		os.Chmod(dir, 0o500)
 		defer os.Chmod(dir, 0o700)
-		if b, err := New(badConfig(filepath.Join(dir, "store"), &badLogs{})); err == nil {
+		if b, err := New(badConfig(filepath.Join(dir, "store"), &testlog.Buffer{})); err == nil {
 			b.Close(context.Background())
 			t.Fatal("New succeeded")
 		} else if !strings.Contains(err.Error(), dir) {
@@ -682,7 +644,7 @@ func (s *badStored) lastSegment() string {
 // offset, records what a pull returns and stops the broker.
 func badPrepare(t *testing.T, crash bool) *badStored {
 	t.Helper()
-	cfg := badConfig(t.TempDir(), &badLogs{})
+	cfg := badConfig(t.TempDir(), &testlog.Buffer{})
 	b, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -813,9 +775,9 @@ func TestBadInputHalfWrittenStore(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := badPrepare(t, tt.crash)
 			tt.hurt(t, s)
-			logs := &badLogs{}
+			logs := &testlog.Buffer{}
 			cfg := s.cfg
-			cfg.Logger = logs.logger()
+			cfg.Logger = logs.Logger()
 			b := startBroker(t, cfg)
 			badSameBodies(t, "after restart", badReadAll(t, b.Addr()), s.before)
 			if _, ok := b.topics.get("BadOther"); !ok && !strings.HasPrefix(tt.name, "topics.json") {
@@ -831,7 +793,7 @@ func TestBadInputHalfWrittenStore(t *testing.T) {
 			if r := c.call(badSend(badSendHeader(badTopic, 1, ""), []byte("after"))); r.Code != remoting.Success {
 				t.Fatalf("send after restart: %d %q", r.Code, r.Remark)
 			}
-			logs.noPanic(t)
+			logs.NoPanic(t, "broker")
 		})
 	}
 
@@ -867,9 +829,9 @@ func TestBadInputHalfWrittenStore(t *testing.T) {
 				os.Remove(p + ".bak")
 				cutHalf(t, p)
 			}
-			logs := &badLogs{}
+			logs := &testlog.Buffer{}
 			cfg := s.cfg
-			cfg.Logger = logs.logger()
+			cfg.Logger = logs.Logger()
 			if b, err := New(cfg); err == nil {
 				b.Close(context.Background())
 				t.Fatal("New succeeded")
@@ -878,7 +840,7 @@ func TestBadInputHalfWrittenStore(t *testing.T) {
 			} else {
 				t.Logf("error: %v", err)
 			}
-			logs.noPanic(t)
+			logs.NoPanic(t, "broker")
 			// Restored, the broker starts with everything: the failed
 			// start released the store and wrote nothing.
 			if err := os.WriteFile(p, orig, 0o644); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq/internal/testlog"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -18,36 +19,9 @@ import (
 // decode close only their own connection; a registered route survives all
 // of it.
 
-// nsLogs collects the NameServer's logs.
-type nsLogs struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *nsLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *nsLogs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *nsLogs) noPanic(t *testing.T) {
+func badInputNS(t *testing.T) (*NameServer, *testlog.Buffer, *client) {
 	t.Helper()
-	for _, line := range strings.Split(l.String(), "\n") {
-		if strings.Contains(strings.ToLower(line), "panic") {
-			t.Errorf("NameServer logged a panic: %s", line)
-		}
-	}
-}
-
-func badInputNS(t *testing.T) (*NameServer, *nsLogs, *client) {
-	t.Helper()
-	logs := &nsLogs{}
+	logs := &testlog.Buffer{}
 	ns := startNS(t, Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	good := dial(t, ns.Addr())
 	wantCode(t, good.call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4))), remoting.Success, "")
@@ -149,7 +123,7 @@ func TestBadInputNameServerRequests(t *testing.T) {
 	// The same connection still works, and so does a fresh one.
 	wantCode(t, bad.call(routeReq("T", remoting.DefaultVersion, nil)), remoting.Success, "")
 	sameRoute(t, dial(t, ns.Addr()))
-	logs.noPanic(t)
+	logs.NoPanic(t, "NameServer")
 }
 
 // TestBadInputNameServerGarbageIsolated: many clients sending garbage at
@@ -218,5 +192,5 @@ func TestBadInputNameServerGarbageIsolated(t *testing.T) {
 	if got := strings.Count(logs.String(), "bad frame"); got != len(clients) {
 		t.Errorf("%d bad frames logged, want %d", got, len(clients))
 	}
-	logs.noPanic(t)
+	logs.NoPanic(t, "NameServer")
 }

@@ -6,10 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"log/slog"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,29 +19,6 @@ const (
 	codeEcho    int32 = 1001
 	codeUnknown int32 = 9999
 )
-
-// logBuf collects log output for assertions. It never calls t.Log, because
-// gnet's process-wide logger may outlive a test.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *logBuf) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
 
 // echo answers SUCCESS with the request's body and extFields.
 func echo(_ context.Context, _ *Conn, req *remoting.Command) *remoting.Command {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq/internal/testlog"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -194,8 +195,8 @@ func TestBadFrameClosesOnlyThatConn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			logs := &logBuf{}
-			s := New(Config{Logger: logs.logger(), MaxFrameSize: 64 << 10})
+			logs := &testlog.Buffer{}
+			s := New(Config{Logger: logs.Logger(), MaxFrameSize: 64 << 10})
 			s.Handle(codeEcho, echo)
 			addr := startServer(t, s)
 			other := dial(t, addr)
