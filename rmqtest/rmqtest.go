@@ -327,24 +327,18 @@ func (c *Cluster) ClearIntercept(brokerName string, code int32) error {
 // StopBroker shuts the named broker down cleanly (it unregisters from the
 // NameServer). StartBroker brings it back on the same address and store.
 func (c *Cluster) StopBroker(ctx context.Context, name string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, err := c.slot(name)
-	if err != nil {
-		return err
-	}
-	if s.b == nil {
-		return nil
-	}
-	err = s.b.Close(ctx)
-	s.b = nil
-	return err
+	return c.stopBroker(name, func(b *broker.Broker) error { return b.Close(ctx) })
 }
 
 // CrashBroker stops the named broker as if its process were killed: no
 // unregistration, no flush of offsets or checkpoint. StartBroker then runs
 // crash recovery on its store.
 func (c *Cluster) CrashBroker(name string) error {
+	return c.stopBroker(name, (*broker.Broker).Crash)
+}
+
+// stopBroker stops the named broker with stop unless it is not running.
+func (c *Cluster) stopBroker(name string, stop func(*broker.Broker) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s, err := c.slot(name)
@@ -354,7 +348,7 @@ func (c *Cluster) CrashBroker(name string) error {
 	if s.b == nil {
 		return nil
 	}
-	err = s.b.Crash()
+	err = stop(s.b)
 	s.b = nil
 	return err
 }
