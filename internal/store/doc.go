@@ -44,19 +44,23 @@
 // # Writing and reading
 //
 // Every file is mapped shared and read-write; an append is a copy into the
-// mapping, so an acknowledged message is in the page cache and survives the
-// death of the process. One writer (Store.mu) appends: it encodes the record
-// outside the lock, then assigns offsets, copies (the size field last),
-// writes the consume-queue entry and index entries, and publishes the new
-// end. A message is readable when PutMessage returns; Config.OnDispatch is
-// then called outside all locks. Readers use atomics and the shared life
-// lock, never the writer lock. In FlushAsync mode a background goroutine
-// faults commit-log pages in ahead of the writer.
+// mapping (in FlushSync mode a pwrite of the commit-log record, which makes
+// the group commit's fdatasync several times shorter), so an acknowledged
+// message is in the page cache and survives the death of the process. One
+// writer (Store.mu) appends: it encodes the record outside the lock, then
+// assigns offsets, copies (the size field last), writes the consume-queue
+// entry and index entries, and publishes the new end. A message is readable
+// when PutMessage returns; Config.OnDispatch is then called outside all
+// locks. Readers use atomics and the shared life lock, never the writer
+// lock. In FlushAsync mode a background goroutine faults commit-log pages
+// in ahead of the writer.
 //
 // Durability: FlushAsync syncs the commit log every FlushInterval. FlushSync
 // with PutRequest.WaitFlush waits for a sync covering the record; one flush
 // goroutine serves all waiters (group commit) and a wait longer than
-// SyncFlushTimeout gives PutFlushDiskTimeout. Every CheckpointInterval the
+// SyncFlushTimeout gives PutFlushDiskTimeout. A caller that must not block
+// puts without WaitFlush, asks for a round with RequestFlush and watches
+// FlushProgress (the broker's sync-flush sends do). Every CheckpointInterval the
 // queue and index files written since the last round are synced and the
 // checkpoint written.
 //
