@@ -406,12 +406,9 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 				_, _ = gc.Discard(n)
 				continue
 			}
-			cmd.Body = ownBody(cmd.Body)
-			_, _ = gc.Discard(n)
-		} else {
-			cmd.Body = ownBody(cmd.Body)
-			_, _ = gc.Discard(n)
 		}
+		cmd.Body = ownBody(cmd.Body)
+		_, _ = gc.Discard(n)
 		s.dispatch(c, cmd)
 	}
 	// The cap was hit: come back for what is left without starving others.
