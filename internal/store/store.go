@@ -625,11 +625,11 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 	pos := phys - seg.start
 	if s.cfg.FlushMode == FlushSync {
 		// With pwrite, not through the mapping: the group commit's
-		// fdatasync then takes a fraction of the time, and a sync-flush
-		// send waits for it (ext4 on virtio here, 32 KiB per sync: p50
-		// 0.2-0.3 ms instead of 1.6 ms; pages faulted into the mapping
-		// beforehand made it slower again, so nothing is prefaulted).
-		// Readers still see the bytes through the mapping.
+		// fdatasync then takes about a fifth of the time, and a sync-flush
+		// send waits for it (BenchmarkSyncAfterWrite32KiB; pages faulted
+		// into the mapping beforehand made the broker slower again, so
+		// nothing is prefaulted). Readers still see the bytes through the
+		// mapping.
 		if err = seg.writeAt(buf[4:], pos+4); err == nil {
 			err = seg.writeAt(buf[:4], pos)
 		}
