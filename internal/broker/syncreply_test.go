@@ -3,12 +3,15 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -227,5 +230,50 @@ func waitTopic(t *testing.T, b *Broker, topic string) {
 			t.Fatalf("topic %s not created", topic)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A batch with sync flush is answered, with every id, once the round that
+// covers its last record ends; the first (auto-creating) one goes through
+// a worker, the second through the event loop.
+func TestSyncFlushBatch(t *testing.T) {
+	ff := newFakeFlush()
+	b := syncFlushBroker(t, ff, time.Minute)
+	c := sendDialRaw(t, b.Addr())
+	for round := range 2 {
+		var msgs []*rocketmq.Message
+		for i := range 4 {
+			msgs = append(msgs, rocketmq.NewMessage("SyncBatch", []byte(fmt.Sprint("b", round, i))))
+		}
+		body, err := rocketmq.AppendBatch(nil, msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sendTestHeader("SyncBatch", 0, sendTestProps("WAIT", "true"))
+		h.Batch = true
+		frame, err := remoting.NewRequest(remoting.SendBatchMessage, h.V2().AppendExt(nil), body).AppendFrame(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.roundTripNoWait(t, frame)
+		for deadline := time.Now().Add(5 * time.Second); b.store.MaxOffset("SyncBatch", 0) != int64(4*(round+1)); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: %d stored", round, b.store.MaxOffset("SyncBatch", 0))
+			}
+		}
+		readNone(t, c, "a batch not yet durable")
+		last, err := b.store.ConsumeQueueEntry("SyncBatch", 0, int64(4*round+3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ff.advance(last.PhysicalOffset + int64(last.Size))
+		resp, err := c.read(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sendCheckResp(t, resp, remoting.Success, "")
+		if ids := strings.Split(sendRespHeader(t, resp).MsgID, ","); len(ids) != 4 {
+			t.Fatalf("round %d: %d ids in the answer, want 4", round, len(ids))
+		}
 	}
 }
