@@ -182,3 +182,13 @@ type heldReq struct {
 	c   *Conn
 	req *remoting.Command
 }
+
+// dialConn starts s, dials it, and returns the client with the server's
+// side of the connection.
+func dialConn(t *testing.T, s *Server) (*client, *Conn) {
+	t.Helper()
+	conns := make(chan *Conn, 1)
+	s.OnConnOpen(func(c *Conn) { conns <- c })
+	cl := dial(t, startServer(t, s))
+	return cl, recv(t, conns, "connection")
+}

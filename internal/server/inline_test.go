@@ -187,15 +187,12 @@ func TestInlineAndClose(t *testing.T) {
 // (the client reads nothing until it has sent everything) still arrive
 // whole and in order, through gnet's buffer.
 func TestInlineRepliesSurviveAFullSocket(t *testing.T) {
-	conns := make(chan *Conn, 1)
 	s := New(Config{})
-	s.OnConnOpen(func(c *Conn) { conns <- c })
 	s.Handle(codeEcho, echo)
 	s.HandleInline(codeEcho, func(ctx context.Context, c *Conn, req *remoting.Command) (*remoting.Command, bool) {
 		return echo(ctx, c, req), true
 	})
-	cl := dial(t, startServer(t, s))
-	sc := recv(t, conns, "connection")
+	cl, sc := dialConn(t, s)
 
 	const n, size = 100, 128 << 10
 	body := make([]byte, size)

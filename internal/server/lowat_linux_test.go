@@ -12,12 +12,9 @@ import (
 // The loop asks the kernel to wake it only once the frame it waits for is
 // complete, and a frame sent in pieces with pauses still gets its answer.
 func TestWakeOnlyForWholeFrames(t *testing.T) {
-	conns := make(chan *Conn, 1)
 	s := New(Config{})
-	s.OnConnOpen(func(c *Conn) { conns <- c })
 	s.Handle(codeEcho, echo)
-	cl := dial(t, startServer(t, s))
-	sc := recv(t, conns, "connection")
+	cl, sc := dialConn(t, s)
 	lowat := func() int {
 		n, err := syscall.GetsockoptInt(sc.fd, syscall.SOL_SOCKET, syscall.SO_RCVLOWAT)
 		if err != nil {

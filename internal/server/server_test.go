@@ -638,12 +638,9 @@ func TestWorkersAreReused(t *testing.T) {
 // read, so writes move from the sending goroutine to gnet's buffer on the
 // event loop and back: every frame must arrive whole and in order.
 func TestWritesSurviveAFullSocket(t *testing.T) {
-	conns := make(chan *Conn, 1)
 	s := New(Config{})
-	s.OnConnOpen(func(c *Conn) { conns <- c })
 	s.Handle(codeEcho, echo)
-	cl := dial(t, startServer(t, s))
-	sc := recv(t, conns, "connection")
+	cl, sc := dialConn(t, s)
 	viaLoop := func() bool {
 		sc.mu.Lock()
 		defer sc.mu.Unlock()
