@@ -166,8 +166,11 @@ func TestSyncFlushTimeoutAnswersFlushDiskTimeout(t *testing.T) {
 	}
 }
 
-// With the real store, many concurrent sync-flush sends are each answered
-// once a round covering them has ended.
+// With the real store, many concurrent sync-flush sends over one
+// connection all succeed, and by the time each answer is read its record
+// is synced. (That the answer waits for the round is shown with a fake
+// flush in TestSyncFlushRepliesAfterTheRound: here the sync could also
+// finish between an early answer and the check.)
 func TestSyncFlushConcurrentSends(t *testing.T) {
 	e := sendTestBroker(t, func(c *Config) { c.FlushMode = store.FlushSync })
 	e.invoke(t, sendV2Req(sendTestHeader("SyncMany", 0, ""), []byte("create")))
