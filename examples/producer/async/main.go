@@ -6,8 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"sync"
-	"time"
+	"sync/atomic"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/producer"
@@ -15,46 +14,35 @@ import (
 
 func main() {
 	namesrv := flag.String("namesrv", "127.0.0.1:9876", "NameServer address(es), ';' separated")
-	topic := flag.String("topic", "TopicTest", "topic")
-	n := flag.Int("n", 100, "messages to send")
 	flag.Parse()
 
 	p, err := producer.New(producer.WithGroup("example_async"), producer.WithNameServers(*namesrv),
 		producer.WithAsyncInflight(64, 16<<20, false)) // at most 64 sends in flight; SendAsync waits beyond
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
+	check(err)
+	ctx := context.Background()
+	check(p.Start(ctx))
 
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	ok, failed := 0, 0
-	for i := 0; i < *n; i++ {
-		wg.Add(1)
+	var ok, failed atomic.Int64
+	for i := 0; i < 100; i++ {
+		msg := rocketmq.NewMessage("TopicTest", []byte(fmt.Sprintf("async %d", i)))
 		err := p.SendAsync(ctx, func(res *rocketmq.SendResult, err error) {
-			defer wg.Done()
-			mu.Lock()
-			defer mu.Unlock()
 			if err != nil {
-				failed++
+				failed.Add(1)
 				log.Printf("send failed: %v", err)
 				return
 			}
-			ok++
-		}, rocketmq.NewMessage(*topic, []byte(fmt.Sprintf("async %d", i))))
-		if err != nil {
-			wg.Done()
-			log.Fatal(err)
-		}
+			ok.Add(1)
+		}, msg)
+		check(err)
 	}
-	wg.Wait()
-	// Shutdown would also wait for sends still in flight.
-	if err := p.Shutdown(context.Background()); err != nil {
-		log.Print(err)
+	// Shutdown waits for the sends still in flight and runs their callbacks
+	// before it returns.
+	check(p.Shutdown(ctx))
+	fmt.Printf("%d sent, %d failed\n", ok.Load(), failed.Load())
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
 	}
-	fmt.Printf("%d sent, %d failed\n", ok, failed)
 }

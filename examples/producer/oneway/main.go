@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/producer"
@@ -14,24 +13,24 @@ import (
 
 func main() {
 	namesrv := flag.String("namesrv", "127.0.0.1:9876", "NameServer address(es), ';' separated")
-	topic := flag.String("topic", "TopicTest", "topic")
-	n := flag.Int("n", 10, "messages to send")
 	flag.Parse()
 
+	ctx := context.Background()
 	p, err := producer.New(producer.WithGroup("example_oneway"), producer.WithNameServers(*namesrv))
+	check(err)
+	check(p.Start(ctx))
+
+	for i := 0; i < 10; i++ {
+		// One attempt, no retry and no result: an error only means the
+		// request could not be written.
+		check(p.SendOneway(ctx, rocketmq.NewMessage("TopicTest", []byte(fmt.Sprintf("oneway %d", i)))))
+	}
+	check(p.Shutdown(ctx))
+	fmt.Println("10 messages written")
+}
+
+func check(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
-	defer p.Shutdown(context.Background())
-	for i := 0; i < *n; i++ {
-		if err := p.SendOneway(ctx, rocketmq.NewMessage(*topic, []byte(fmt.Sprintf("oneway %d", i)))); err != nil {
-			log.Fatal(err)
-		}
-	}
-	fmt.Printf("%d messages written (no result is returned for oneway sends)\n", *n)
 }

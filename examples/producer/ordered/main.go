@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/producer"
@@ -16,30 +15,28 @@ import (
 
 func main() {
 	namesrv := flag.String("namesrv", "127.0.0.1:9876", "NameServer address(es), ';' separated")
-	topic := flag.String("topic", "TopicTest", "topic")
 	flag.Parse()
 
+	ctx := context.Background()
 	p, err := producer.New(producer.WithGroup("example_ordered"), producer.WithNameServers(*namesrv))
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
-	defer p.Shutdown(context.Background())
+	check(err)
+	check(p.Start(ctx))
+	defer p.Shutdown(ctx)
 
 	for _, step := range []string{"created", "paid", "shipped"} {
 		for order := int64(1000); order < 1004; order++ {
-			msg := rocketmq.NewMessage(*topic, []byte(fmt.Sprintf("order %d %s", order, step)))
+			msg := rocketmq.NewMessage("TopicTest", []byte(fmt.Sprintf("order %d %s", order, step)))
 			// LongKey hashes like java.lang.Long; use StringKey/IntKey for the
 			// other Java argument types.
 			res, err := p.With(producer.ShardBy(producer.LongKey(order))).Send(ctx, msg)
-			if err != nil {
-				log.Fatal(err)
-			}
+			check(err)
 			fmt.Printf("order %d %-7s -> %s/%d\n", order, step, res.Queue.BrokerName, res.Queue.QueueID)
 		}
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
 	}
 }

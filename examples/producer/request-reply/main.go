@@ -23,19 +23,19 @@ func main() {
 
 	p, err := producer.New(producer.WithGroup("example_requester"), producer.WithNameServers(*namesrv),
 		producer.WithRequestTimeout(*timeout))
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
-	defer p.Shutdown(context.Background())
+	check(err)
+	ctx := context.Background()
+	check(p.Start(ctx))
+	defer p.Shutdown(ctx)
 
+	// The request waits for a reply to its correlation id, not for a queue.
 	reply, err := p.Request(ctx, rocketmq.NewMessage(*topic, []byte("ping")))
+	check(err)
+	fmt.Printf("reply %q from topic %s\n", reply.Body, reply.Topic)
+}
+
+func check(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("reply %q from topic %s\n", reply.Body, reply.Topic)
 }

@@ -16,32 +16,29 @@ import (
 
 func main() {
 	namesrv := flag.String("namesrv", "127.0.0.1:9876", "NameServer address(es), ';' separated")
-	topic := flag.String("topic", "TopicTest", "topic")
 	after := flag.Duration("after", 3*time.Second, "delivery delay")
 	flag.Parse()
 
-	p, err := producer.New(producer.WithGroup("example_timer"), producer.WithNameServers(*namesrv))
-	if err != nil {
-		log.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := p.Start(ctx); err != nil {
-		log.Fatal(err)
-	}
-	defer p.Shutdown(context.Background())
-
 	at := time.Now().Add(*after)
-	msg, err := producer.NewMessage(*topic, []byte("timer hello"), producer.DeliverAt(at))
-	if err != nil {
-		log.Fatal(err)
-	}
+	msg, err := producer.NewMessage("TopicTest", []byte("timer hello"), producer.DeliverAt(at))
+	check(err)
+
+	ctx := context.Background()
+	p, err := producer.New(producer.WithGroup("example_timer"), producer.WithNameServers(*namesrv))
+	check(err)
+	check(p.Start(ctx))
+	defer p.Shutdown(ctx)
+
 	res, err := p.Send(ctx, msg)
 	if errors.Is(err, producer.ErrTimerNotSupported) {
 		log.Fatalf("this broker has no timer messages; use producer.DelayLevel instead: %v", err)
 	}
+	check(err)
+	fmt.Printf("sent %s, due at %s\n", res.MsgID, at.Format(time.TimeOnly))
+}
+
+func check(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("sent %s, due at %s\n", res.MsgID, at.Format(time.TimeOnly))
 }
