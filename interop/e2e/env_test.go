@@ -212,18 +212,3 @@ func removeLocalOffsets(t *testing.T, group string) {
 	// Leave no empty store directory behind either.
 	_ = os.Remove(dir)
 }
-
-// waitFor polls cond until it holds or timeout passes; it returns whether
-// cond held.
-func waitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
