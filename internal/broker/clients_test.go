@@ -17,6 +17,8 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 // clientsTestBroker starts a broker on a random loopback port; mod may
@@ -614,19 +616,14 @@ func TestClientsChannelExpiry(t *testing.T) {
 	}
 }
 
-// roundTrip writes frame and reads up to its response; requests the
-// broker sends meanwhile are returned too.
-func (c *rawConn) roundTrip(t testing.TB, frame []byte, opaque int32) (*remoting.Command, []*remoting.Command) {
+// clientsRoundTrip writes frame and reads up to its response; requests
+// the broker sends meanwhile are returned too.
+func clientsRoundTrip(t testing.TB, c *rawframe.Conn, frame []byte, opaque int32) (*remoting.Command, []*remoting.Command) {
 	t.Helper()
-	if _, err := c.Write(frame); err != nil {
-		t.Fatalf("write: %v", err)
-	}
+	c.Write(frame)
 	var pushed []*remoting.Command
 	for {
-		cmd, err := c.read(5 * time.Second)
-		if err != nil {
-			t.Fatalf("read: %v", err)
-		}
+		cmd := c.Read()
 		if cmd.IsResponse() && cmd.Opaque == opaque {
 			return cmd, pushed
 		}
@@ -680,7 +677,7 @@ func TestClientsCapturedFrames(t *testing.T) {
 		byN[f.N] = f
 	}
 	b := clientsTestBroker(t, nil)
-	conns := map[string]*rawConn{}
+	conns := map[string]*rawframe.Conn{}
 	codes := map[int32]bool{remoting.HeartBeat: true, remoting.UnregisterClient: true,
 		remoting.GetConsumerListByGroup: true, remoting.GetConsumerConnectionList: true}
 	replayed := map[int32]int{}
@@ -690,12 +687,7 @@ func TestClientsCapturedFrames(t *testing.T) {
 		}
 		rc := conns[f.Connection]
 		if rc == nil {
-			nc, err := net.DialTimeout("tcp", b.Addr(), 3*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { nc.Close() })
-			rc = &rawConn{Conn: nc}
+			rc = rawframe.Dial(t, b.Addr())
 			conns[f.Connection] = rc
 		}
 		raw := load(f)
@@ -703,7 +695,7 @@ func TestClientsCapturedFrames(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f.File, err)
 		}
-		resp, pushed := rc.roundTrip(t, raw, req.Opaque)
+		resp, pushed := clientsRoundTrip(t, rc, raw, req.Opaque)
 		replayed[f.Code]++
 		want := byN[*f.Pair]
 		wantResp, _, err := remoting.DecodeFrame(load(want), remoting.DefaultMaxFrameSize)
