@@ -141,10 +141,8 @@ func TestStopStartAndCrashKeepAddressAndTopics(t *testing.T) {
 	addr := c.BrokerAddr("broker-a")
 	ctx := context.Background()
 
-	create := remoting.CreateTopicRequestHeader{Topic: "RestartTopic", DefaultTopic: "TBW102", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6, TopicFilterType: "SINGLE_TAG"}
-	resp, err := cli.Invoke(ctx, addr, remoting.NewRequest(remoting.UpdateAndCreateTopic, create.AppendExt(nil), nil))
-	if err != nil || resp.Code != remoting.Success {
-		t.Fatalf("create topic: %v %+v", err, resp)
+	if err := c.CreateTopic(ctx, "RestartTopic", 2); err != nil {
+		t.Fatal(err)
 	}
 
 	if err := c.StopBroker(ctx, "broker-a"); err != nil {
