@@ -166,7 +166,7 @@ func TestSendV2StoredFields(t *testing.T) {
 	h.Flag = 7
 	h.SysFlag = 0
 	body := []byte("hello broker")
-	resp := raw.Call(sendV2Req(h, body))
+	resp := raw.CallNext(sendV2Req(h, body))
 	sendCheckResp(t, resp, remoting.Success, "")
 	rh := sendRespHeader(t, resp)
 	if rh.QueueID != 2 || rh.QueueOffset != 0 {
@@ -290,7 +290,7 @@ func TestSendBatch(t *testing.T) {
 	h := sendTestHeader("SendBatch", 3, sendTestProps("WAIT", "true"))
 	h.Batch = true
 	req := remoting.NewRequest(remoting.SendBatchMessage, h.V2().AppendExt(nil), body)
-	resp := raw.Call(req)
+	resp := raw.CallNext(req)
 	sendCheckResp(t, resp, remoting.Success, "")
 	rh := sendRespHeader(t, resp)
 	if rh.QueueID != 3 || rh.QueueOffset != 0 {
@@ -598,7 +598,7 @@ func TestSendRetryAndDLQ(t *testing.T) {
 		}
 		// The transport stamps its own version; use a raw connection.
 		req.Version = version
-		return rawframe.Dial(t, e.b.Addr()).Call(req)
+		return rawframe.Dial(t, e.b.Addr()).CallNext(req)
 	}
 	resp := send(2, 3, 0, sendTestProps("DELAY", "5", "TAGS", "r"))
 	sendCheckResp(t, resp, remoting.Success, "")

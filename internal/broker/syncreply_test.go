@@ -141,7 +141,7 @@ func TestSyncFlushTimeoutAnswersFlushDiskTimeout(t *testing.T) {
 	b := syncFlushBroker(t, ff, 300*time.Millisecond)
 	c := rawframe.Dial(t, b.Addr())
 	start := time.Now()
-	resp := c.Call(sendV2Req(sendTestHeader("SyncTimeout", 0, ""), []byte("x")))
+	resp := c.CallNext(sendV2Req(sendTestHeader("SyncTimeout", 0, ""), []byte("x")))
 	sendCheckResp(t, resp, remoting.FlushDiskTimeout, "")
 	if d := time.Since(start); d < 300*time.Millisecond {
 		t.Errorf("FLUSH_DISK_TIMEOUT after %v, before the 300ms timeout", d)

@@ -47,7 +47,7 @@ func TestInlineServesALoneRequest(t *testing.T) {
 	var is inlineServer
 	c := rawframe.Dial(t, is.start(t))
 	for i := range 5 {
-		resp := c.Call(req(codeEcho, int32(i), remoting.SerializeJSON, "fast"+strconv.Itoa(i)))
+		resp := c.CallNext(req(codeEcho, int32(i), remoting.SerializeJSON, "fast"+strconv.Itoa(i)))
 		if string(resp.Body) != "fast"+strconv.Itoa(i) || resp.Code != remoting.Success {
 			t.Fatalf("response %d: code %d body %q", i, resp.Code, resp.Body)
 		}
@@ -60,7 +60,7 @@ func TestInlineServesALoneRequest(t *testing.T) {
 func TestInlineDeclinedGoesToWorker(t *testing.T) {
 	var is inlineServer
 	c := rawframe.Dial(t, is.start(t))
-	resp := c.Call(req(codeEcho, 7, remoting.SerializeRocketMQ, "slow path"))
+	resp := c.CallNext(req(codeEcho, 7, remoting.SerializeRocketMQ, "slow path"))
 	if string(resp.Body) != "slow path" || resp.Serialize != remoting.SerializeRocketMQ {
 		t.Fatalf("declined request answered with %q in %v", resp.Body, resp.Serialize)
 	}
@@ -72,12 +72,12 @@ func TestInlineDeclinedGoesToWorker(t *testing.T) {
 func TestInlinePanicIsSystemError(t *testing.T) {
 	var is inlineServer
 	c := rawframe.Dial(t, is.start(t))
-	resp := c.Call(req(codeEcho, 3, remoting.SerializeJSON, "panic"))
+	resp := c.CallNext(req(codeEcho, 3, remoting.SerializeJSON, "panic"))
 	if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, "inline boom") {
 		t.Fatalf("panic answered with code %d remark %q", resp.Code, resp.Remark)
 	}
 	// The loop survived: the connection still works.
-	if resp := c.Call(req(codeEcho, 4, remoting.SerializeJSON, "after")); string(resp.Body) != "after" {
+	if resp := c.CallNext(req(codeEcho, 4, remoting.SerializeJSON, "after")); string(resp.Body) != "after" {
 		t.Fatalf("after the panic: body %q", resp.Body)
 	}
 }
@@ -305,7 +305,7 @@ func TestDeclinedBodyOutlivesTheBuffer(t *testing.T) {
 	cl.Send(req(codeEcho, 1, remoting.SerializeJSON, slow))
 	for i := range 20 {
 		fast := strings.Repeat(strconv.Itoa(i%10), 3000+i)
-		resp := cl.Call(req(codeEcho, int32(10+i), remoting.SerializeJSON, fast))
+		resp := cl.CallNext(req(codeEcho, int32(10+i), remoting.SerializeJSON, fast))
 		if string(resp.Body) != fast {
 			t.Fatalf("inline reply %d: body of %d bytes, want the request's %d", i, len(resp.Body), len(fast))
 		}

@@ -29,7 +29,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Run(strconv.Itoa(int(st)), func(t *testing.T) {
 			c.ReportTo(t)
 			r := req(codeEcho, int32(100+i), st, "hello "+strconv.Itoa(i))
-			resp := c.Call(r)
+			resp := c.CallNext(r)
 			if resp.Serialize != st {
 				t.Errorf("response serialize type %d, want the request's %d", resp.Serialize, st)
 			}
@@ -107,7 +107,7 @@ func TestFraming(t *testing.T) {
 	t.Run("large frame", func(t *testing.T) {
 		c := rawframe.Dial(t, addr)
 		body := strings.Repeat("x", 3<<20) // spans many reads
-		resp := c.Call(req(codeEcho, 11, remoting.SerializeJSON, body))
+		resp := c.CallNext(req(codeEcho, 11, remoting.SerializeJSON, body))
 		if len(resp.Body) != len(body) {
 			t.Fatalf("body %d bytes, want %d", len(resp.Body), len(body))
 		}
@@ -120,7 +120,7 @@ func TestUnknownCode(t *testing.T) {
 	addr := startServer(t, s)
 	c := rawframe.Dial(t, addr)
 	for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
-		resp := c.Call(req(codeUnknown, 5, st, ""))
+		resp := c.CallNext(req(codeUnknown, 5, st, ""))
 		if resp.Code != remoting.RequestCodeNotSupported {
 			t.Errorf("code %d, want REQUEST_CODE_NOT_SUPPORTED", resp.Code)
 		}
@@ -131,7 +131,7 @@ func TestUnknownCode(t *testing.T) {
 			t.Errorf("serialize %d, want %d", resp.Serialize, st)
 		}
 		// The connection is still served.
-		if resp := c.Call(req(codeEcho, 6, st, "after")); string(resp.Body) != "after" {
+		if resp := c.CallNext(req(codeEcho, 6, st, "after")); string(resp.Body) != "after" {
 			t.Errorf("echo after unknown code: %q", resp.Body)
 		}
 	}
@@ -143,7 +143,7 @@ func TestHandleDefault(t *testing.T) {
 		return remoting.NewResponse(remoting.Success, "default "+strconv.Itoa(int(r.Code)))
 	})
 	c := rawframe.Dial(t, startServer(t, s))
-	if resp := c.Call(req(codeUnknown, 1, remoting.SerializeJSON, "")); resp.Remark != "default 9999" {
+	if resp := c.CallNext(req(codeUnknown, 1, remoting.SerializeJSON, "")); resp.Remark != "default 9999" {
 		t.Errorf("remark %q", resp.Remark)
 	}
 }
@@ -169,7 +169,7 @@ func TestOnewayGetsNoReply(t *testing.T) {
 				}
 			}
 			// The next frame must answer the normal request, not the oneway one.
-			if resp := c.Call(req(codeEcho, 2, remoting.SerializeJSON, "normal")); string(resp.Body) != "normal" {
+			if resp := c.CallNext(req(codeEcho, 2, remoting.SerializeJSON, "normal")); string(resp.Body) != "normal" {
 				t.Errorf("body %q", resp.Body)
 			}
 		})
@@ -204,18 +204,18 @@ func TestBadFrameClosesOnlyThatConn(t *testing.T) {
 			s.Handle(codeEcho, echo)
 			addr := startServer(t, s)
 			other := rawframe.Dial(t, addr)
-			other.Call(req(codeEcho, 1, remoting.SerializeRocketMQ, "before"))
+			other.CallNext(req(codeEcho, 1, remoting.SerializeRocketMQ, "before"))
 
 			bad := rawframe.Dial(t, addr)
 			bad.Write(tt.raw)
 			bad.ExpectClosed(5 * time.Second)
 			testutil.WaitFor(t, 0, "bad frame log", func() bool { return strings.Contains(logs.String(), "bad frame") })
 
-			if resp := other.Call(req(codeEcho, 2, remoting.SerializeRocketMQ, "after")); string(resp.Body) != "after" {
+			if resp := other.CallNext(req(codeEcho, 2, remoting.SerializeRocketMQ, "after")); string(resp.Body) != "after" {
 				t.Errorf("other connection: body %q", resp.Body)
 			}
 			third := rawframe.Dial(t, addr)
-			third.Call(req(codeEcho, 3, remoting.SerializeJSON, "new"))
+			third.CallNext(req(codeEcho, 3, remoting.SerializeJSON, "new"))
 		})
 	}
 }
@@ -339,7 +339,7 @@ func TestLongPollReplyLater(t *testing.T) {
 	h := recv(t, parked, "parked pull")
 
 	// While the pull is parked the connection serves other requests.
-	cl.Call(req(codeEcho, 43, remoting.SerializeJSON, "meanwhile"))
+	cl.CallNext(req(codeEcho, 43, remoting.SerializeJSON, "meanwhile"))
 
 	if err := h.c.Reply(h.req, remoting.NewResponse(remoting.PullNotFound, "no new message")); err != nil {
 		t.Fatal(err)
@@ -362,7 +362,7 @@ func TestBusy(t *testing.T) {
 	cl := rawframe.Dial(t, startServer(t, s))
 	cl.Send(req(codeEcho, 1, remoting.SerializeJSON, "slow"))
 	recv(t, entered, "first handler")
-	resp := cl.Call(req(codeEcho, 2, remoting.SerializeJSON, "rejected"))
+	resp := cl.CallNext(req(codeEcho, 2, remoting.SerializeJSON, "rejected"))
 	if resp.Code != remoting.SystemBusy || !strings.Contains(resp.Remark, "busy") {
 		t.Fatalf("code %d remark %q, want SYSTEM_BUSY", resp.Code, resp.Remark)
 	}
@@ -372,7 +372,7 @@ func TestBusy(t *testing.T) {
 	}
 	// Capacity is back.
 	go func() { <-entered }()
-	if resp := cl.Call(req(codeEcho, 3, remoting.SerializeJSON, "ok")); resp.Code != remoting.Success {
+	if resp := cl.CallNext(req(codeEcho, 3, remoting.SerializeJSON, "ok")); resp.Code != remoting.Success {
 		t.Fatalf("after release: code %d", resp.Code)
 	}
 }
@@ -381,7 +381,7 @@ func TestHandlerPanic(t *testing.T) {
 	s := New(Config{})
 	s.Handle(codeEcho, func(context.Context, *Conn, *remoting.Command) *remoting.Command { panic("boom") })
 	cl := rawframe.Dial(t, startServer(t, s))
-	resp := cl.Call(req(codeEcho, 1, remoting.SerializeJSON, ""))
+	resp := cl.CallNext(req(codeEcho, 1, remoting.SerializeJSON, ""))
 	if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, "boom") {
 		t.Fatalf("code %d remark %q", resp.Code, resp.Remark)
 	}
@@ -413,8 +413,8 @@ func TestConnState(t *testing.T) {
 	if got, want := sc.LocalAddr().String(), cl.NetConn().RemoteAddr().String(); got != want {
 		t.Errorf("LocalAddr %s, want %s", got, want)
 	}
-	cl.Call(req(codeEcho, 1, remoting.SerializeJSON, "client-1"))
-	if resp := cl.Call(req(codeEcho, 2, remoting.SerializeJSON, "")); resp.Remark != "client-1" {
+	cl.CallNext(req(codeEcho, 1, remoting.SerializeJSON, "client-1"))
+	if resp := cl.CallNext(req(codeEcho, 2, remoting.SerializeJSON, "")); resp.Remark != "client-1" {
 		t.Errorf("value %q", resp.Remark)
 	}
 	if sc.IsClosed() {
@@ -501,7 +501,7 @@ func TestCloseWaitsAndLeaksNothing(t *testing.T) {
 	}
 	c1 := rawframe.Dial(t, s.Addr())
 	c2 := rawframe.Dial(t, s.Addr())
-	c1.Call(req(codeEcho, 1, remoting.SerializeJSON, "x"))
+	c1.CallNext(req(codeEcho, 1, remoting.SerializeJSON, "x"))
 	c2.Send(req(remoting.PullMessage, 2, remoting.SerializeRocketMQ, ""))
 	sc := recv(t, parked, "parked handler")
 	go func() {
@@ -559,7 +559,7 @@ func TestUnencodableResponse(t *testing.T) {
 		return resp
 	})
 	cl := rawframe.Dial(t, startServer(t, s))
-	resp := cl.Call(req(codeEcho, 1, remoting.SerializeRocketMQ, ""))
+	resp := cl.CallNext(req(codeEcho, 1, remoting.SerializeRocketMQ, ""))
 	if resp.Code != remoting.SystemError {
 		t.Fatalf("code %d remark %q, want SYSTEM_ERROR", resp.Code, resp.Remark)
 	}
@@ -625,7 +625,7 @@ func TestWorkersAreReused(t *testing.T) {
 	cl := rawframe.Dial(t, startServer(t, s))
 	const calls = 40
 	for i := range calls {
-		if resp := cl.Call(req(codeEcho, int32(i+1), remoting.SerializeJSON, "x")); resp.Code != remoting.Success {
+		if resp := cl.CallNext(req(codeEcho, int32(i+1), remoting.SerializeJSON, "x")); resp.Code != remoting.Success {
 			t.Fatalf("call %d: code %d", i, resp.Code)
 		}
 	}
@@ -677,9 +677,9 @@ func TestWritesSurviveAFullSocket(t *testing.T) {
 	}
 	// gnet has drained its buffer: after the next write through the loop,
 	// replies are written directly again.
-	cl.Call(req(codeEcho, 1, remoting.SerializeJSON, "a"))
+	cl.CallNext(req(codeEcho, 1, remoting.SerializeJSON, "a"))
 	testutil.WaitFor(t, 0, "direct writes again", func() bool { return !viaLoop() })
-	if resp := cl.Call(req(codeEcho, 2, remoting.SerializeJSON, "b")); string(resp.Body) != "b" {
+	if resp := cl.CallNext(req(codeEcho, 2, remoting.SerializeJSON, "b")); string(resp.Body) != "b" {
 		t.Errorf("body %q after the switch back", resp.Body)
 	}
 }

@@ -130,6 +130,18 @@ func (c *Conn) Call(req *remoting.Command) *remoting.Command {
 	return c.Await(req)
 }
 
+// CallNext posts req and reads one frame, which must be its response: it
+// is Call for tests that also assert nothing else arrives first.
+func (c *Conn) CallNext(req *remoting.Command) *remoting.Command {
+	c.t.Helper()
+	c.Post(req)
+	resp := c.Read()
+	if !resp.IsResponse() || resp.Opaque != req.Opaque {
+		c.t.Fatalf("got flag %#x opaque %d code %d, want the response to opaque %d", resp.Flag, resp.Opaque, resp.Code, req.Opaque)
+	}
+	return resp
+}
+
 // Await reads until the response to req arrives.
 func (c *Conn) Await(req *remoting.Command) *remoting.Command {
 	c.t.Helper()
