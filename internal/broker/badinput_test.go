@@ -20,6 +20,8 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // The "bad input" requirement, end to end against a running
@@ -310,13 +312,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 			bc := rawframe.Dial(t, addr)
 			bc.Write(tt.raw)
 			bc.ExpectClosed(5 * time.Second)
-			deadline := time.Now().Add(5 * time.Second)
-			for logs.Count("bad frame") == n {
-				if time.Now().After(deadline) {
-					t.Fatal("closing the connection was not logged")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			testutil.WaitFor(t, 0, "the close logged", func() bool { return logs.Count("bad frame") != n })
 			var line string
 			for _, l := range strings.Split(logs.String(), "\n") {
 				if strings.Contains(l, "bad frame") {
@@ -369,24 +365,12 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 			bc.Post(remoting.NewRequest(remoting.PullMessage, h.AppendExt(nil), nil))
 			held = append(held, bc)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for b.pulls.held.Load() != badQueues {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d pulls held, want %d", b.pulls.held.Load(), badQueues)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		pullWaitHeld(t, b, badQueues)
 		for _, bc := range held {
 			bc.NetConn().Close()
 		}
 		// The periodic check drops them all.
-		deadline = time.Now().Add(5 * time.Second)
-		for b.pulls.held.Load() != 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d pulls of closed connections still held", b.pulls.held.Load())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testutil.WaitFor(t, 0, "the pulls of closed connections dropped", func() bool { return b.pulls.held.Load() == 0 })
 	})
 
 	// Nothing of the above reached badTopic, its records are unchanged,

@@ -19,6 +19,8 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // clientsTestBroker starts a broker on a random loopback port; mod may
@@ -193,18 +195,6 @@ func (p *clientsPeer) expectQuiet(t testing.TB) {
 	case g := <-p.notify:
 		t.Fatalf("%s: unexpected notification for %q", p.id, g)
 	case <-time.After(150 * time.Millisecond):
-	}
-}
-
-// clientsPoll retries cond until it holds or 5 s pass.
-func clientsPoll(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -434,7 +424,7 @@ func TestClientsBroadcastingNotNotified(t *testing.T) {
 	c3 := clientsNewPeer(t, b, "10.0.0.3@3")
 	c3.heartbeat(t, group, remoting.MessageModelBroadcasting, subs)
 	c3.cli.Close()
-	clientsPoll(t, "c3 dropped", func() bool { return len(c1.consumerList(t, group)) == 1 })
+	testutil.WaitFor(t, 0, "c3 dropped", func() bool { return len(c1.consumerList(t, group)) == 1 })
 	c1.expectQuiet(t)
 	c2.expectQuiet(t)
 	if m, ok := b.clients.consumeType(group); !ok || m != remoting.MessageModelBroadcasting {
@@ -494,7 +484,7 @@ func TestClientsProducerRegistry(t *testing.T) {
 		t.Fatalf("producer connections %v after unregister", got)
 	}
 	p1.cli.Close()
-	clientsPoll(t, "producer group gone", func() bool { return b.clients.producerConn("pg") == nil })
+	testutil.WaitFor(t, 0, "producer group gone", func() bool { return b.clients.producerConn("pg") == nil })
 	// p1's connection is closed; ask through p2.
 	h := remoting.GetProducerConnectionListRequestHeader{ProducerGroup: "pg"}
 	resp := p2.invoke(t, remoting.NewRequest(remoting.GetProducerConnectionList, h.AppendExt(nil), nil))
@@ -602,10 +592,10 @@ func TestClientsChannelExpiry(t *testing.T) {
 	}()
 	defer func() { close(stop); wg.Wait() }()
 
-	clientsPoll(t, "stale channel expired", func() bool {
+	testutil.WaitFor(t, 0, "stale channel expired", func() bool {
 		return slices.Equal(admin.consumerList(t, group), []string{live.id})
 	})
-	clientsPoll(t, "stale connection closed by the broker", func() bool { return !stale.cli.Connected(stale.addr) })
+	testutil.WaitFor(t, 0, "stale connection closed by the broker", func() bool { return !stale.cli.Connected(stale.addr) })
 	if c := b.clients.producerConn("expProducer"); c != nil {
 		t.Error("expired producer channel still registered")
 	}

@@ -3,9 +3,10 @@ package broker
 import (
 	"net"
 	"testing"
-	"time"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // Requests a client wrote just before closing its connection are still
@@ -34,18 +35,12 @@ func TestRequestsBeforeCloseAreServed(t *testing.T) {
 		}
 		conn.Close()
 
-		deadline := time.Now().Add(5 * time.Second)
 		for q := int32(0); q < 8; q++ {
 			want := int64(round*10) + int64(q) + 1
-			for {
-				got, ok := e.b.offsets.query("ClosedConnGroup", topic, q)
-				if ok && got == want {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("round %d queue %d: offset %d (found %v), want %d", round, q, got, ok, want)
-				}
-				time.Sleep(5 * time.Millisecond)
+			var got int64
+			var ok bool
+			if !testutil.Poll(0, func() bool { got, ok = e.b.offsets.query("ClosedConnGroup", topic, q); return ok && got == want }) {
+				t.Fatalf("round %d queue %d: offset %d (found %v), want %d", round, q, got, ok, want)
 			}
 		}
 	}

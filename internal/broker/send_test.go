@@ -553,23 +553,23 @@ func TestSendAutoCreateTopic(t *testing.T) {
 // write queues.
 func sendWaitRoute(t *testing.T, cli *transport.Client, ns, topic string, queues int32) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	var last string
-	for time.Now().Before(deadline) {
+	if !testutil.Poll(0, func() bool {
 		h := remoting.GetRouteInfoRequestHeader{Topic: topic}
 		resp, err := cli.Invoke(context.Background(), ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, h.AppendExt(nil), nil))
 		if err == nil && resp.Code == remoting.Success {
 			var rd remoting.TopicRouteData
 			if err := rd.DecodeJSON(resp.Body); err == nil && len(rd.QueueDatas) == 1 && rd.QueueDatas[0].WriteQueueNums == queues {
-				return
+				return true
 			}
 			last = string(resp.Body)
 		} else if err == nil {
 			last = resp.Remark
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("no route for %s with %d queues: %s", topic, queues, last)
 	}
-	t.Fatalf("no route for %s with %d queues: %s", topic, queues, last)
 }
 
 func TestSendAutoCreateDisabled(t *testing.T) {

@@ -97,11 +97,7 @@ func TestSyncFlushRepliesAfterTheRound(t *testing.T) {
 	c.ExpectNothing(200 * time.Millisecond) // WAIT=true sends: no reply before the flush round
 
 	// Stored and readable before the round; only the reply waits.
-	for deadline := time.Now().Add(5 * time.Second); b.store.MaxOffset("SyncReply", 0) != n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d messages stored before the round, want %d", b.store.MaxOffset("SyncReply", 0), n)
-		}
-	}
+	testutil.WaitFor(t, 0, fmt.Sprintf("%d messages stored before the round", n), func() bool { return b.store.MaxOffset("SyncReply", 0) == n })
 	// A round that does not reach the last record answers only the others.
 	last, err := b.store.ConsumeQueueEntry("SyncReply", 0, n-1)
 	if err != nil {
@@ -231,11 +227,7 @@ func TestSyncFlushBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Write(frame)
-		for deadline := time.Now().Add(5 * time.Second); b.store.MaxOffset("SyncBatch", 0) != int64(4*(round+1)); time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: %d stored", round, b.store.MaxOffset("SyncBatch", 0))
-			}
-		}
+		testutil.WaitFor(t, 0, fmt.Sprintf("round %d stored", round), func() bool { return b.store.MaxOffset("SyncBatch", 0) == int64(4*(round+1)) })
 		c.ExpectNothing(200 * time.Millisecond) // a batch not yet durable: no reply before the flush round
 		last, err := b.store.ConsumeQueueEntry("SyncBatch", 0, int64(4*round+3))
 		if err != nil {
