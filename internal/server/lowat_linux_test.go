@@ -51,7 +51,7 @@ func TestWakeOnlyForWholeFrames(t *testing.T) {
 					want = len(f) - tc.cuts[0]
 				}
 				testutil.WaitFor(t, 0, fmt.Sprint("SO_RCVLOWAT ", want), func() bool { return lowat() == want })
-				time.Sleep(20 * time.Millisecond)
+				time.Sleep(20 * time.Millisecond) // the wait is the assertion: it stays there
 				if got := lowat(); got != want {
 					t.Fatalf("after %d of %d bytes SO_RCVLOWAT = %d, want %d", cut, len(f), got, want)
 				}
