@@ -1,12 +1,13 @@
 package broker
 
 import (
-	"net"
 	"testing"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 // Requests a client wrote just before closing its connection are still
@@ -17,11 +18,9 @@ func TestRequestsBeforeCloseAreServed(t *testing.T) {
 	topic := "ClosedConnTopic"
 	e.b.topics.ensure(topic, 8, 6)
 	for round := 0; round < 5; round++ {
-		conn, err := net.Dial("tcp", e.b.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := rawframe.Dial(t, e.b.Addr())
 		var frames []byte
+		var err error
 		for q := int32(0); q < 8; q++ {
 			h := remoting.UpdateConsumerOffsetRequestHeader{ConsumerGroup: "ClosedConnGroup", Topic: topic, QueueID: q, CommitOffset: int64(round*10) + int64(q) + 1}
 			req := remoting.NewRequest(remoting.UpdateConsumerOffset, h.AppendExt(nil), nil)
@@ -30,10 +29,8 @@ func TestRequestsBeforeCloseAreServed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := conn.Write(frames); err != nil {
-			t.Fatal(err)
-		}
-		conn.Close()
+		conn.Write(frames)
+		conn.NetConn().Close()
 
 		for q := int32(0); q < 8; q++ {
 			want := int64(round*10) + int64(q) + 1

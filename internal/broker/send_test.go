@@ -739,14 +739,9 @@ func TestSendClientDisconnectMidFrame(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cut := range []int{2, 4, 8, len(frame) / 2, len(frame) - 1} {
-		c, err := net.Dial("tcp", e.b.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Write(frame[:cut]); err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
+		c := rawframe.Dial(t, e.b.Addr())
+		c.Write(frame[:cut])
+		c.NetConn().Close()
 	}
 	resp := e.invoke(t, sendV2Req(sendTestHeader("Half", 0, ""), []byte("whole")))
 	sendCheckResp(t, resp, remoting.Success, "")
