@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 func TestAsyncRetriesLikeSync(t *testing.T) {
@@ -92,7 +94,7 @@ func TestAsyncInflightBound(t *testing.T) {
 				}
 			} else {
 				// fail fast may race the release; send again now that the slot is free
-				waitUntil(t, "free slot", time.Second, func() bool {
+				testutil.WaitFor(t, time.Second, "free slot", func() bool {
 					return env.p.SendAsync(context.Background(), cb, rocketmq.NewMessage("T", []byte("z"))) == nil
 				})
 				if err := <-done; err != nil {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // cluster is a fake NameServer and one fake broker on loopback, driven by
@@ -111,14 +113,14 @@ func TestRealClientSendAndUnregister(t *testing.T) {
 	if err := p.SendOneway(ctx, rocketmq.NewMessage("T", []byte("one"))); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "oneway frame", 5*time.Second, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.sends) == 2 })
+	testutil.WaitFor(t, 5*time.Second, "oneway frame", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.sends) == 2 })
 	c.mu.Lock()
 	one := c.sends[1]
 	c.mu.Unlock()
 	if !one.IsOneway() || string(one.Body) != "one" {
 		t.Fatalf("oneway frame flag %d body %q", one.Flag, one.Body)
 	}
-	waitUntil(t, "heartbeat", 5*time.Second, func() bool { return c.broker.Count(remoting.HeartBeat) > 0 })
+	testutil.WaitFor(t, 5*time.Second, "heartbeat", func() bool { return c.broker.Count(remoting.HeartBeat) > 0 })
 	if err := p.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestShutdownWithInflight(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitUntil(t, "sends at the broker", 5*time.Second, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.sends) == n+1 })
+	testutil.WaitFor(t, 5*time.Second, "sends at the broker", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.sends) == n+1 })
 	sctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -248,7 +250,7 @@ func TestShutdownWithInflight(t *testing.T) {
 		}
 	}
 	release() // let the fake broker's held handlers go; they are not ours
-	waitUntil(t, "goroutines to exit", 5*time.Second, func() bool { return runtime.NumGoroutine() <= before })
+	testutil.WaitFor(t, 5*time.Second, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= before })
 }
 
 func TestShutdownDrains(t *testing.T) {

@@ -7,9 +7,14 @@
 //	p, _ := producer.New(producer.WithNameServers(c.NameServerAddr()), ...)
 //
 // Brokers store into a temporary directory in RocketMQ's on-disk layout.
-// Fault controls let a test make a broker answer a request code with a
-// chosen response code, delay or drop it, and stop, restart or crash a
-// broker (a crash skips the clean shutdown, so the restart runs recovery).
+// CreateTopic creates a topic over the wire and returns once the
+// NameServer routes it, so it works against an external cluster too.
+// Fault controls let a test make a broker or the NameServer answer a
+// request code (or only the requests a predicate picks) with a chosen
+// response code, delay or drop it, and stop, restart or crash a broker (a
+// crash skips the clean shutdown, so the restart runs recovery). A request
+// handler that panics inside a cluster started by StartCluster fails the
+// test.
 //
 // NewCluster is the same for programs that are not tests.
 package rmqtest

@@ -39,6 +39,7 @@ type config struct {
 	logger        *slog.Logger
 	noAutoCreate  bool
 	tweaks        []func(*broker.Config)
+	nsPanic       func(code int32, v any)
 }
 
 func defaultConfig() config {
@@ -129,6 +130,7 @@ type Cluster struct {
 	ns      *namesrv.NameServer
 	nsAddr  string
 	ownDir  bool // remove cfg.dir on Close
+	nsFault broker.FaultTable
 	mu      sync.Mutex
 	brokers []*brokerSlot
 }
@@ -142,7 +144,7 @@ type brokerSlot struct {
 // StartCluster starts a cluster for t and stops it in t.Cleanup.
 func StartCluster(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
-	opts = append([]Option{WithStoreDir(t.TempDir())}, opts...)
+	opts = append([]Option{WithStoreDir(t.TempDir()), reportPanics(t)}, opts...)
 	c, err := NewCluster(opts...)
 	if err != nil {
 		t.Fatalf("rmqtest: start cluster: %v", err)
@@ -174,7 +176,8 @@ func NewCluster(opts ...Option) (*Cluster, error) {
 		}
 		c.cfg.dir, c.ownDir = dir, true
 	}
-	ns, err := namesrv.New(namesrv.Config{Logger: cfg.logger, BrokerExpiry: cfg.brokerExpiry})
+	ns, err := namesrv.New(namesrv.Config{Logger: cfg.logger, BrokerExpiry: cfg.brokerExpiry,
+		OnPanic: cfg.nsPanic, Intercept: c.interceptNameServer})
 	if err != nil {
 		c.cleanupDir()
 		return nil, err
@@ -277,51 +280,6 @@ func (c *Cluster) slot(name string) (*brokerSlot, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownBroker, name)
-}
-
-// Fault changes how a broker treats one request code.
-type Fault struct {
-	// Delay holds the request this long before acting on it.
-	Delay time.Duration
-	// Drop swallows the request: no response is ever sent.
-	Drop bool
-	// Respond answers with Code and Remark instead of serving the request.
-	Respond bool
-	Code    int32
-	Remark  string
-	// Times limits how many requests are affected; 0 means until cleared.
-	Times int
-}
-
-// Intercept installs f for requests with code on the named broker. It lasts
-// until ClearIntercept, f.Times requests, or the broker stops.
-func (c *Cluster) Intercept(brokerName string, code int32, f Fault) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, err := c.slot(brokerName)
-	if err != nil {
-		return err
-	}
-	if s.b == nil {
-		return fmt.Errorf("rocketmq: rmqtest: broker %s is stopped", brokerName)
-	}
-	bf := broker.Fault(f)
-	s.b.SetFault(code, &bf)
-	return nil
-}
-
-// ClearIntercept removes the fault for code on the named broker.
-func (c *Cluster) ClearIntercept(brokerName string, code int32) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, err := c.slot(brokerName)
-	if err != nil {
-		return err
-	}
-	if s.b != nil {
-		s.b.SetFault(code, nil)
-	}
-	return nil
 }
 
 // StopBroker shuts the named broker down cleanly (it unregisters from the

@@ -3,6 +3,7 @@ package rmqtest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sort"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 func newClient(t *testing.T) *transport.Client {
@@ -47,19 +50,16 @@ func routeBrokers(ctx context.Context, cli *transport.Client, ns, topic string) 
 // waitBrokers polls the route of TBW102 until it lists exactly want.
 func waitBrokers(t *testing.T, cli *transport.Client, ns string, want ...string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	var got []string
 	var err error
-	for time.Now().Before(deadline) {
+	if !testutil.Poll(0, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
 		got, err = routeBrokers(ctx, cli, ns, "TBW102")
-		cancel()
-		if err == nil && equal(got, want) || len(want) == 0 && errors.Is(err, remoting.ErrTopicNotExist) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		return err == nil && equal(got, want) || len(want) == 0 && errors.Is(err, remoting.ErrTopicNotExist)
+	}) {
+		t.Fatalf("route of TBW102: got %v (err %v), want %v", got, err, want)
 	}
-	t.Fatalf("route of TBW102: got %v (err %v), want %v", got, err, want)
 }
 
 func equal(a, b []string) bool {
@@ -141,10 +141,8 @@ func TestStopStartAndCrashKeepAddressAndTopics(t *testing.T) {
 	addr := c.BrokerAddr("broker-a")
 	ctx := context.Background()
 
-	create := remoting.CreateTopicRequestHeader{Topic: "RestartTopic", DefaultTopic: "TBW102", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6, TopicFilterType: "SINGLE_TAG"}
-	resp, err := cli.Invoke(ctx, addr, remoting.NewRequest(remoting.UpdateAndCreateTopic, create.AppendExt(nil), nil))
-	if err != nil || resp.Code != remoting.Success {
-		t.Fatalf("create topic: %v %+v", err, resp)
+	if err := c.CreateTopic(ctx, "RestartTopic", 2); err != nil {
+		t.Fatal(err)
 	}
 
 	if err := c.StopBroker(ctx, "broker-a"); err != nil {
@@ -227,12 +225,7 @@ func TestDelayOptions(t *testing.T) {
 		queue int32
 		after time.Duration
 	}{{0, 150 * time.Millisecond}, {1, 300 * time.Millisecond}} {
-		for maxOffset(q.queue) != "1" {
-			if time.Since(start) > 5*time.Second {
-				t.Fatalf("queue %d: nothing delivered", q.queue)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testutil.WaitFor(t, 0, fmt.Sprintf("a delivery to queue %d", q.queue), func() bool { return maxOffset(q.queue) == "1" })
 		if d := time.Since(start); d < q.after {
 			t.Errorf("queue %d: delivered after %v, want at least %v", q.queue, d, q.after)
 		}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
 // startServe runs serve in the background and returns the printed
@@ -75,16 +77,14 @@ func TestServeRestartKeepsTopics(t *testing.T) {
 	if addrs["namesrv"] == "" || addrs["broker-a"] == "" || addrs["broker-b"] == "" {
 		t.Fatalf("announced listeners: %v", addrs)
 	}
-	h := remoting.CreateTopicRequestHeader{Topic: "LocalTopic", DefaultTopic: "TBW102", ReadQueueNums: 4, WriteQueueNums: 4, Perm: 6, TopicFilterType: "SINGLE_TAG"}
-	resp, err := cli.Invoke(ctx, addrs["broker-b"], remoting.NewRequest(remoting.UpdateAndCreateTopic, h.AppendExt(nil), nil))
-	if err != nil || resp.Code != remoting.Success {
-		t.Fatalf("create topic: %v %+v", err, resp)
+	if err := rmqtest.CreateTopic(ctx, addrs["namesrv"], "LocalTopic", 4, rmqtest.TopicOnBrokers("broker-b")); err != nil {
+		t.Fatal(err)
 	}
 	stop()
 
 	addrs, stop = startServe(t, o)
 	defer stop()
-	resp, err = cli.Invoke(ctx, addrs["broker-b"], remoting.NewRequest(remoting.GetAllTopicConfig, nil, nil))
+	resp, err := cli.Invoke(ctx, addrs["broker-b"], remoting.NewRequest(remoting.GetAllTopicConfig, nil, nil))
 	if err != nil || resp.Code != remoting.Success {
 		t.Fatalf("get topics: %v %+v", err, resp)
 	}

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +18,10 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/testlog"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // The "bad input" requirement, end to end against a running
@@ -41,112 +43,6 @@ func badConfig(dir string, logs *testlog.Buffer) Config {
 		OffsetFlushInterval:    time.Hour,
 		DisableAutoCreateGroup: true,
 		Logger:                 logs.Logger(),
-	}
-}
-
-// badConn is a raw TCP client speaking only the frame codec.
-type badConn struct {
-	t      testing.TB
-	nc     net.Conn
-	buf    []byte
-	opaque int32
-}
-
-func badDial(t testing.TB, addr string) *badConn {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 3*time.Second)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &badConn{t: t, nc: nc, opaque: 100}
-}
-
-// local is the client's address as a 4.9.8 broker prints the peer
-// (RemotingHelper.parseChannelRemoteAddr).
-func (c *badConn) local() string { return c.nc.LocalAddr().String() }
-
-func (c *badConn) write(b []byte) {
-	c.t.Helper()
-	c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.nc.Write(b); err != nil {
-		c.t.Fatalf("write: %v", err)
-	}
-}
-
-func (c *badConn) send(req *remoting.Command) {
-	c.t.Helper()
-	c.opaque++
-	req.Opaque = c.opaque
-	frame, err := req.AppendFrame(nil)
-	if err != nil {
-		c.t.Fatalf("AppendFrame: %v", err)
-	}
-	c.write(frame)
-}
-
-func (c *badConn) readErr(d time.Duration) (*remoting.Command, error) {
-	c.nc.SetReadDeadline(time.Now().Add(d))
-	tmp := make([]byte, 64<<10)
-	for {
-		cmd, n, err := remoting.DecodeFrame(c.buf, 0)
-		if err == nil {
-			c.buf = c.buf[n:]
-			return cmd, nil
-		}
-		if !errors.Is(err, remoting.ErrIncomplete) {
-			return nil, err
-		}
-		k, err := c.nc.Read(tmp)
-		c.buf = append(c.buf, tmp[:k]...)
-		if err != nil && k == 0 {
-			return nil, err
-		}
-	}
-}
-
-// call sends req and returns the response with its opaque.
-func (c *badConn) call(req *remoting.Command) *remoting.Command {
-	c.t.Helper()
-	c.send(req)
-	for {
-		resp, err := c.readErr(5 * time.Second)
-		if err != nil {
-			c.t.Fatalf("code %d: read response: %v", req.Code, err)
-		}
-		if resp.IsResponse() && resp.Opaque == req.Opaque {
-			return resp
-		}
-	}
-}
-
-// expectClosed fails unless the broker closes the connection (EOF or
-// reset) within d, without answering anything.
-func (c *badConn) expectClosed(d time.Duration) {
-	c.t.Helper()
-	resp, err := c.readErr(d)
-	if err == nil {
-		c.t.Fatalf("got a frame (code %d remark %q) instead of a closed connection", resp.Code, resp.Remark)
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		c.t.Fatalf("connection still open after %v", d)
-	}
-	if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "reset") {
-		c.t.Fatalf("read: %v, want EOF or reset", err)
-	}
-}
-
-// expectNothing fails if a frame arrives or the connection closes within d.
-func (c *badConn) expectNothing(d time.Duration) {
-	c.t.Helper()
-	resp, err := c.readErr(d)
-	if err == nil {
-		c.t.Fatalf("unexpected frame: code %d remark %q", resp.Code, resp.Remark)
-	}
-	var ne net.Error
-	if !errors.As(err, &ne) || !ne.Timeout() {
-		c.t.Fatalf("connection failed: %v", err)
 	}
 }
 
@@ -208,10 +104,10 @@ const (
 // queue).
 func badReadAll(t testing.TB, addr string) [][]byte {
 	t.Helper()
-	c := badDial(t, addr)
+	c := rawframe.Dial(t, addr)
 	out := make([][]byte, badQueues)
 	for q := range int32(badQueues) {
-		resp := c.call(badPull(badGroup, badTopic, q, 0))
+		resp := c.Call(badPull(badGroup, badTopic, q, 0))
 		switch resp.Code {
 		case remoting.Success:
 			out[q] = resp.Body
@@ -220,7 +116,7 @@ func badReadAll(t testing.TB, addr string) [][]byte {
 			t.Fatalf("pull queue %d: code %d remark %q", q, resp.Code, resp.Remark)
 		}
 	}
-	c.nc.Close()
+	c.NetConn().Close()
 	return out
 }
 
@@ -272,7 +168,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 
 	// Requests that decode but are wrong: Java's code and remark, the
 	// connection stays usable. One connection for all of them.
-	c := badDial(t, addr)
+	c := rawframe.Dial(t, addr)
 	faq := "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 	keepTC, _ := b.topics.get(badTopic)
 	answered := []struct {
@@ -297,11 +193,11 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 		{"properties over 32767 bytes", badSend(badSendHeader(badTopic, 0, badProps("p", strings.Repeat("v", 32767))), []byte("x")),
 			nil, remoting.MessageIllegal, remarkMsgIllegal},
 		{"send to an unknown queue id", badSend(badSendHeader(badTopic, badQueues, ""), []byte("x")),
-			nil, remoting.SystemError, "request queueId[4] is illegal, " + javaTopicConfigString(&keepTC) + " Producer: " + c.local()},
+			nil, remoting.SystemError, "request queueId[4] is illegal, " + javaTopicConfigString(&keepTC) + " Producer: " + c.LocalAddr()},
 		{"pull of an unknown queue id", badPull(badGroup, badTopic, 9, 0),
-			nil, remoting.SystemError, "queueId[9] is illegal, topic:[BadKeep] topicConfig.readQueueNums:[4] consumer:[/" + c.local() + "]"},
+			nil, remoting.SystemError, "queueId[9] is illegal, topic:[BadKeep] topicConfig.readQueueNums:[4] consumer:[/" + c.LocalAddr() + "]"},
 		{"pull of a negative queue id", badPull(badGroup, badTopic, -1, 0),
-			nil, remoting.SystemError, "queueId[-1] is illegal, topic:[BadKeep] topicConfig.readQueueNums:[4] consumer:[/" + c.local() + "]"},
+			nil, remoting.SystemError, "queueId[-1] is illegal, topic:[BadKeep] topicConfig.readQueueNums:[4] consumer:[/" + c.LocalAddr() + "]"},
 		{"pull of an unknown topic", badPull(badGroup, "NoSuchTopic", 0, 0),
 			nil, remoting.TopicNotExist, "topic[NoSuchTopic] not exist, apply first please! " + faq},
 		{"pull of a path as topic", badPull(badGroup, "../commitlog", 0, 0),
@@ -339,8 +235,8 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var resp *remoting.Command
 			if tt.raw != nil {
-				c.write(tt.raw)
-				r, err := c.readErr(5 * time.Second)
+				c.Write(tt.raw)
+				r, err := c.ReadErr(5 * time.Second)
 				if err != nil {
 					t.Fatalf("read: %v", err)
 				}
@@ -349,7 +245,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 				}
 				resp = r
 			} else {
-				resp = c.call(tt.req)
+				resp = c.Call(tt.req)
 			}
 			ok := resp.Remark == tt.remark
 			if p, isPrefix := strings.CutSuffix(tt.remark, "*"); isPrefix {
@@ -368,15 +264,15 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	t.Run("oneway bad send gets no answer", func(t *testing.T) {
 		req := badSend(badSendHeader("bad topic!", 0, ""), []byte("x"))
 		req.Flag |= remoting.FlagOneway
-		c.send(req)
-		c.expectNothing(200 * time.Millisecond)
+		c.Post(req)
+		c.ExpectNothing(200 * time.Millisecond)
 	})
 	t.Run("stray response frame is ignored", func(t *testing.T) {
 		resp := remoting.NewResponse(remoting.Success, "nobody asked")
 		resp.Opaque = 424242
 		frame, _ := resp.AppendFrame(nil)
-		c.write(frame)
-		if r := c.call(badPull(badGroup, badTopic, 0, 0)); r.Code != remoting.Success {
+		c.Write(frame)
+		if r := c.Call(badPull(badGroup, badTopic, 0, 0)); r.Code != remoting.Success {
 			t.Fatalf("pull after a stray response: code %d %q", r.Code, r.Remark)
 		}
 	})
@@ -413,27 +309,21 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	for _, tt := range closing {
 		t.Run(tt.name, func(t *testing.T) {
 			n := logs.Count("bad frame")
-			bc := badDial(t, addr)
-			bc.write(tt.raw)
-			bc.expectClosed(5 * time.Second)
-			deadline := time.Now().Add(5 * time.Second)
-			for logs.Count("bad frame") == n {
-				if time.Now().After(deadline) {
-					t.Fatal("closing the connection was not logged")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			bc := rawframe.Dial(t, addr)
+			bc.Write(tt.raw)
+			bc.ExpectClosed(5 * time.Second)
+			testutil.WaitFor(t, 0, "the close logged", func() bool { return logs.Count("bad frame") != n })
 			var line string
 			for _, l := range strings.Split(logs.String(), "\n") {
 				if strings.Contains(l, "bad frame") {
 					line = l
 				}
 			}
-			if !strings.Contains(line, tt.reason) || !strings.Contains(line, bc.local()) {
-				t.Errorf("log line %q does not name %q and the client %s", line, tt.reason, bc.local())
+			if !strings.Contains(line, tt.reason) || !strings.Contains(line, bc.LocalAddr()) {
+				t.Errorf("log line %q does not name %q and the client %s", line, tt.reason, bc.LocalAddr())
 			}
 			// The well-behaved connection did not notice.
-			if r := c.call(badPull(badGroup, badTopic, 0, 0)); r.Code != remoting.Success {
+			if r := c.Call(badPull(badGroup, badTopic, 0, 0)); r.Code != remoting.Success {
 				t.Fatalf("other connection: code %d %q", r.Code, r.Remark)
 			}
 		})
@@ -447,52 +337,40 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 			if cut > len(valid) {
 				f = big
 			}
-			bc := badDial(t, addr)
-			bc.write(f[:cut])
-			bc.nc.Close()
+			bc := rawframe.Dial(t, addr)
+			bc.Write(f[:cut])
+			bc.NetConn().Close()
 		}
 	})
 	t.Run("request, then disconnect before the answer", func(t *testing.T) {
 		for i := range 5 {
-			bc := badDial(t, addr)
-			bc.send(badSend(badSendHeader("BadGone", 0, ""), make([]byte, 512<<10)))
-			bc.send(badPull(badGroup, badTopic, 0, 0))
+			bc := rawframe.Dial(t, addr)
+			bc.Post(badSend(badSendHeader("BadGone", 0, ""), make([]byte, 512<<10)))
+			bc.Post(badPull(badGroup, badTopic, 0, 0))
 			if i%2 == 0 {
-				bc.nc.(*net.TCPConn).SetLinger(0) // reset instead of FIN
+				bc.NetConn().(*net.TCPConn).SetLinger(0) // reset instead of FIN
 			}
-			bc.nc.Close()
+			bc.NetConn().Close()
 		}
 	})
 	t.Run("disconnect while a pull is held", func(t *testing.T) {
-		var held []*badConn
+		var held []*rawframe.Conn
 		for q := range int32(badQueues) {
-			bc := badDial(t, addr)
+			bc := rawframe.Dial(t, addr)
 			h := remoting.PullMessageRequestHeader{
 				ConsumerGroup: badGroup, Topic: badTopic, QueueID: q, QueueOffset: b.store.MaxOffset(badTopic, q),
 				MaxMsgNums: 32, SysFlag: remoting.PullFlagSubscription | remoting.PullFlagSuspend,
 				Subscription: remoting.Ptr("*"), SuspendTimeoutMillis: 20000,
 			}
-			bc.send(remoting.NewRequest(remoting.PullMessage, h.AppendExt(nil), nil))
+			bc.Post(remoting.NewRequest(remoting.PullMessage, h.AppendExt(nil), nil))
 			held = append(held, bc)
 		}
-		deadline := time.Now().Add(5 * time.Second)
-		for b.pulls.held.Load() != badQueues {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d pulls held, want %d", b.pulls.held.Load(), badQueues)
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+		pullWaitHeld(t, b, badQueues)
 		for _, bc := range held {
-			bc.nc.Close()
+			bc.NetConn().Close()
 		}
 		// The periodic check drops them all.
-		deadline = time.Now().Add(5 * time.Second)
-		for b.pulls.held.Load() != 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d pulls of closed connections still held", b.pulls.held.Load())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testutil.WaitFor(t, 0, "the pulls of closed connections dropped", func() bool { return b.pulls.held.Load() == 0 })
 	})
 
 	// Nothing of the above reached badTopic, its records are unchanged,
@@ -518,7 +396,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	if err != nil || resp.Code != remoting.Success {
 		t.Fatalf("send after bad input: %v %+v", err, resp)
 	}
-	if resp := c.call(badPull(badGroup, "BadAfter", 1, 0)); resp.Code != remoting.Success {
+	if resp := c.Call(badPull(badGroup, "BadAfter", 1, 0)); resp.Code != remoting.Success {
 		t.Fatalf("pull after bad input: code %d %q", resp.Code, resp.Remark)
 	} else if msgs, err := rocketmq.DecodeRecords(resp.Body); err != nil || len(msgs) != 1 || string(msgs[0].Body) != "after" {
 		t.Fatalf("pulled %v %v", msgs, err)
@@ -657,16 +535,16 @@ func badPrepare(t *testing.T, crash bool) *badStored {
 	b.topics.ensure("BadOther", 1, rocketmq.PermRead|rocketmq.PermWrite)
 	b.groups.put(remoting.NewSubscriptionGroupConfig(badGroup))
 	b.groups.put(remoting.NewSubscriptionGroupConfig("BadOtherGroup"))
-	c := badDial(t, b.Addr())
+	c := rawframe.Dial(t, b.Addr())
 	for i := range 24 {
 		h := badSendHeader(badTopic, int32(i%badQueues), badProps("TAGS", "t", "KEYS", "k"+strconv.Itoa(i)))
-		if r := c.call(badSend(h, bytes.Repeat([]byte{byte(i)}, 100+i*37))); r.Code != remoting.Success {
+		if r := c.Call(badSend(h, bytes.Repeat([]byte{byte(i)}, 100+i*37))); r.Code != remoting.Success {
 			t.Fatalf("send %d: %d %q", i, r.Code, r.Remark)
 		}
 	}
 	for _, off := range []int64{1, 2} { // two persists: consumerOffset.json gets a .bak
 		up := remoting.UpdateConsumerOffsetRequestHeader{ConsumerGroup: badGroup, Topic: badTopic, QueueID: 0, CommitOffset: off}
-		if r := c.call(remoting.NewRequest(remoting.UpdateConsumerOffset, up.AppendExt(nil), nil)); r.Code != remoting.Success {
+		if r := c.Call(remoting.NewRequest(remoting.UpdateConsumerOffset, up.AppendExt(nil), nil)); r.Code != remoting.Success {
 			t.Fatalf("commit offset: %d %q", r.Code, r.Remark)
 		}
 		if err := b.offsets.persist(); err != nil {
@@ -674,7 +552,7 @@ func badPrepare(t *testing.T, crash bool) *badStored {
 		}
 	}
 	s := &badStored{cfg: cfg, before: badReadAll(t, b.Addr()), end: b.store.CommitLogMaxOffset()}
-	c.nc.Close()
+	c.NetConn().Close()
 	if crash {
 		err = b.Crash()
 	} else {
@@ -690,7 +568,7 @@ func badPrepare(t *testing.T, crash bool) *badStored {
 func badQueryOffset(t *testing.T, addr string) int64 {
 	t.Helper()
 	h := remoting.QueryConsumerOffsetRequestHeader{ConsumerGroup: badGroup, Topic: badTopic, QueueID: 0}
-	r := badDial(t, addr).call(remoting.NewRequest(remoting.QueryConsumerOffset, h.AppendExt(nil), nil))
+	r := rawframe.Dial(t, addr).Call(remoting.NewRequest(remoting.QueryConsumerOffset, h.AppendExt(nil), nil))
 	var rh remoting.OffsetResponseHeader
 	if r.Code != remoting.Success || rh.FromExt(r.Ext) != nil {
 		t.Fatalf("query offset: code %d %q", r.Code, r.Remark)
@@ -789,8 +667,8 @@ func TestBadInputHalfWrittenStore(t *testing.T) {
 			if got := badQueryOffset(t, b.Addr()); got != tt.offset {
 				t.Errorf("committed offset %d, want %d", got, tt.offset)
 			}
-			c := badDial(t, b.Addr())
-			if r := c.call(badSend(badSendHeader(badTopic, 1, ""), []byte("after"))); r.Code != remoting.Success {
+			c := rawframe.Dial(t, b.Addr())
+			if r := c.Call(badSend(badSendHeader(badTopic, 1, ""), []byte("after"))); r.Code != remoting.Success {
 				t.Fatalf("send after restart: %d %q", r.Code, r.Remark)
 			}
 			logs.NoPanic(t, "broker")

@@ -125,7 +125,7 @@ func New(cfg Config) (*Broker, error) {
 		st.Close()
 		return nil, err
 	}
-	b.srv = server.New(server.Config{Logger: b.log, MaxHandlers: cfg.MaxHandlers})
+	b.srv = server.New(server.Config{Logger: b.log, MaxHandlers: cfg.MaxHandlers, OnPanic: cfg.OnPanic})
 	b.nsCli, err = transport.New(transport.WithLogger(b.log), transport.WithLanguage(remoting.LanguageJava))
 	if err != nil {
 		st.Close()
@@ -336,22 +336,8 @@ func (b *Broker) serveWithFaults(ctx context.Context, c *server.Conn, req *remot
 			return nil
 		}
 	}
-	if f, ok := b.faults.take(code); ok {
-		if f.Delay > 0 {
-			t := time.NewTimer(f.Delay)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			}
-		}
-		switch {
-		case f.Drop:
-			return nil
-		case f.Respond:
-			return remoting.NewResponse(f.Code, f.Remark)
-		}
+	if b.faults.empty() {
+		return h(ctx, c, req)
 	}
-	return h(ctx, c, req)
+	return b.faults.Serve(ctx, code, req, func() *remoting.Command { return h(ctx, c, req) })
 }

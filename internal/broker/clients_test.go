@@ -17,6 +17,10 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // clientsTestBroker starts a broker on a random loopback port; mod may
@@ -191,18 +195,6 @@ func (p *clientsPeer) expectQuiet(t testing.TB) {
 	case g := <-p.notify:
 		t.Fatalf("%s: unexpected notification for %q", p.id, g)
 	case <-time.After(150 * time.Millisecond):
-	}
-}
-
-// clientsPoll retries cond until it holds or 5 s pass.
-func clientsPoll(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -432,7 +424,7 @@ func TestClientsBroadcastingNotNotified(t *testing.T) {
 	c3 := clientsNewPeer(t, b, "10.0.0.3@3")
 	c3.heartbeat(t, group, remoting.MessageModelBroadcasting, subs)
 	c3.cli.Close()
-	clientsPoll(t, "c3 dropped", func() bool { return len(c1.consumerList(t, group)) == 1 })
+	testutil.WaitFor(t, 0, "c3 dropped", func() bool { return len(c1.consumerList(t, group)) == 1 })
 	c1.expectQuiet(t)
 	c2.expectQuiet(t)
 	if m, ok := b.clients.consumeType(group); !ok || m != remoting.MessageModelBroadcasting {
@@ -492,7 +484,7 @@ func TestClientsProducerRegistry(t *testing.T) {
 		t.Fatalf("producer connections %v after unregister", got)
 	}
 	p1.cli.Close()
-	clientsPoll(t, "producer group gone", func() bool { return b.clients.producerConn("pg") == nil })
+	testutil.WaitFor(t, 0, "producer group gone", func() bool { return b.clients.producerConn("pg") == nil })
 	// p1's connection is closed; ask through p2.
 	h := remoting.GetProducerConnectionListRequestHeader{ProducerGroup: "pg"}
 	resp := p2.invoke(t, remoting.NewRequest(remoting.GetProducerConnectionList, h.AppendExt(nil), nil))
@@ -600,10 +592,10 @@ func TestClientsChannelExpiry(t *testing.T) {
 	}()
 	defer func() { close(stop); wg.Wait() }()
 
-	clientsPoll(t, "stale channel expired", func() bool {
+	testutil.WaitFor(t, 0, "stale channel expired", func() bool {
 		return slices.Equal(admin.consumerList(t, group), []string{live.id})
 	})
-	clientsPoll(t, "stale connection closed by the broker", func() bool { return !stale.cli.Connected(stale.addr) })
+	testutil.WaitFor(t, 0, "stale connection closed by the broker", func() bool { return !stale.cli.Connected(stale.addr) })
 	if c := b.clients.producerConn("expProducer"); c != nil {
 		t.Error("expired producer channel still registered")
 	}
@@ -614,19 +606,14 @@ func TestClientsChannelExpiry(t *testing.T) {
 	}
 }
 
-// roundTrip writes frame and reads up to its response; requests the
-// broker sends meanwhile are returned too.
-func (c *rawConn) roundTrip(t testing.TB, frame []byte, opaque int32) (*remoting.Command, []*remoting.Command) {
+// clientsRoundTrip writes frame and reads up to its response; requests
+// the broker sends meanwhile are returned too.
+func clientsRoundTrip(t testing.TB, c *rawframe.Conn, frame []byte, opaque int32) (*remoting.Command, []*remoting.Command) {
 	t.Helper()
-	if _, err := c.Write(frame); err != nil {
-		t.Fatalf("write: %v", err)
-	}
+	c.Write(frame)
 	var pushed []*remoting.Command
 	for {
-		cmd, err := c.read(5 * time.Second)
-		if err != nil {
-			t.Fatalf("read: %v", err)
-		}
+		cmd := c.Read()
 		if cmd.IsResponse() && cmd.Opaque == opaque {
 			return cmd, pushed
 		}
@@ -680,7 +667,7 @@ func TestClientsCapturedFrames(t *testing.T) {
 		byN[f.N] = f
 	}
 	b := clientsTestBroker(t, nil)
-	conns := map[string]*rawConn{}
+	conns := map[string]*rawframe.Conn{}
 	codes := map[int32]bool{remoting.HeartBeat: true, remoting.UnregisterClient: true,
 		remoting.GetConsumerListByGroup: true, remoting.GetConsumerConnectionList: true}
 	replayed := map[int32]int{}
@@ -690,12 +677,7 @@ func TestClientsCapturedFrames(t *testing.T) {
 		}
 		rc := conns[f.Connection]
 		if rc == nil {
-			nc, err := net.DialTimeout("tcp", b.Addr(), 3*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { nc.Close() })
-			rc = &rawConn{Conn: nc}
+			rc = rawframe.Dial(t, b.Addr())
 			conns[f.Connection] = rc
 		}
 		raw := load(f)
@@ -703,7 +685,7 @@ func TestClientsCapturedFrames(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f.File, err)
 		}
-		resp, pushed := rc.roundTrip(t, raw, req.Opaque)
+		resp, pushed := clientsRoundTrip(t, rc, raw, req.Opaque)
 		replayed[f.Code]++
 		want := byN[*f.Pair]
 		wantResp, _, err := remoting.DecodeFrame(load(want), remoting.DefaultMaxFrameSize)

@@ -1,11 +1,13 @@
 package broker
 
 import (
-	"net"
 	"testing"
-	"time"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 // Requests a client wrote just before closing its connection are still
@@ -16,11 +18,9 @@ func TestRequestsBeforeCloseAreServed(t *testing.T) {
 	topic := "ClosedConnTopic"
 	e.b.topics.ensure(topic, 8, 6)
 	for round := 0; round < 5; round++ {
-		conn, err := net.Dial("tcp", e.b.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn := rawframe.Dial(t, e.b.Addr())
 		var frames []byte
+		var err error
 		for q := int32(0); q < 8; q++ {
 			h := remoting.UpdateConsumerOffsetRequestHeader{ConsumerGroup: "ClosedConnGroup", Topic: topic, QueueID: q, CommitOffset: int64(round*10) + int64(q) + 1}
 			req := remoting.NewRequest(remoting.UpdateConsumerOffset, h.AppendExt(nil), nil)
@@ -29,23 +29,15 @@ func TestRequestsBeforeCloseAreServed(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := conn.Write(frames); err != nil {
-			t.Fatal(err)
-		}
-		conn.Close()
+		conn.Write(frames)
+		conn.NetConn().Close()
 
-		deadline := time.Now().Add(5 * time.Second)
 		for q := int32(0); q < 8; q++ {
 			want := int64(round*10) + int64(q) + 1
-			for {
-				got, ok := e.b.offsets.query("ClosedConnGroup", topic, q)
-				if ok && got == want {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("round %d queue %d: offset %d (found %v), want %d", round, q, got, ok, want)
-				}
-				time.Sleep(5 * time.Millisecond)
+			var got int64
+			var ok bool
+			if !testutil.Poll(0, func() bool { got, ok = e.b.offsets.query("ClosedConnGroup", topic, q); return ok && got == want }) {
+				t.Fatalf("round %d queue %d: offset %d (found %v), want %d", round, q, got, ok, want)
 			}
 		}
 	}

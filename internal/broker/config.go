@@ -79,6 +79,9 @@ type Config struct {
 	MaxHandlers int
 
 	Logger *slog.Logger
+
+	// OnPanic is server.Config.OnPanic, for tests.
+	OnPanic func(code int32, v any)
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -13,6 +13,8 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 func offsetUpdateReq(group, topic string, queue int32, off int64) *remoting.Command {
@@ -64,16 +66,7 @@ func TestOffsetUpdateAndQuery(t *testing.T) {
 	if err := e.cli.InvokeOneway(context.Background(), e.b.Addr(), offsetUpdateReq("g1", "OffT", 1, 7)); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if off, ok := e.b.offsets.query("g1", "OffT", 1); ok && off == 7 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("oneway update not applied")
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 0, "the oneway update", func() bool { off, ok := e.b.offsets.query("g1", "OffT", 1); return ok && off == 7 })
 
 	t.Run("not committed", func(t *testing.T) {
 		// Empty queue and a queue whose first message is in memory: 0.
@@ -183,16 +176,9 @@ func TestOffsetCrash(t *testing.T) {
 	b := startBroker(t, cfg)
 	b.offsets.commit("g", "OffC", 0, 100)
 	path := filepath.Join(dir, "config", "consumerOffset.json")
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		data, _ := os.ReadFile(path)
-		if strings.Contains(string(data), "100") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("offset not persisted periodically: %q", data)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var data []byte
+	if !testutil.Poll(0, func() bool { data, _ = os.ReadFile(path); return strings.Contains(string(data), "100") }) {
+		t.Fatalf("offset not persisted periodically: %q", data)
 	}
 	if err := b.Crash(); err != nil {
 		t.Fatal(err)

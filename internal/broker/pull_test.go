@@ -15,6 +15,8 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // pullEnv is a started broker and a client talking to it.
@@ -519,15 +521,7 @@ func TestPullCommitOffsetPiggyBack(t *testing.T) {
 		flags: remoting.PullFlagCommitOffset | remoting.PullFlagSuspend, commit: 4, suspendMs: 20000}.req())
 	pullWaitHeld(t, e.b, 1)
 	// The handler commits right after parking the pull.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(2 * time.Millisecond) {
-		off, _ := e.b.offsets.query("gC", "PullC", 0)
-		if off == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("held pull committed %d, want 4", off)
-		}
-	}
+	testutil.WaitFor(t, 0, "the held pull's commit of 4", func() bool { off, _ := e.b.offsets.query("gC", "PullC", 0); return off == 4 })
 	up := remoting.UpdateConsumerOffsetRequestHeader{ConsumerGroup: "gC", Topic: "PullC", QueueID: 0, CommitOffset: 1}
 	if r := e.invoke(t, remoting.NewRequest(remoting.UpdateConsumerOffset, up.AppendExt(nil), nil)); r.Code != remoting.Success {
 		t.Fatalf("update: %d", r.Code)
@@ -543,12 +537,8 @@ func TestPullCommitOffsetPiggyBack(t *testing.T) {
 // pullWaitHeld waits until n pulls are parked.
 func pullWaitHeld(t testing.TB, b *Broker, n int64) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for b.pulls.held.Load() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d pulls held, want %d", b.pulls.held.Load(), n)
-		}
-		time.Sleep(2 * time.Millisecond)
+	if !testutil.Poll(0, func() bool { return b.pulls.held.Load() == n }) {
+		t.Fatalf("%d pulls held, want %d", b.pulls.held.Load(), n)
 	}
 }
 
@@ -663,14 +653,7 @@ func TestPullLongPolling(t *testing.T) {
 		}
 		pullWaitHeld(t, e.b, 1)
 		cli2.Close()
-		deadline := time.Now().Add(5 * time.Second)
-		for e.b.pulls.held.Load() != 0 {
-			e.b.pulls.check()
-			if time.Now().After(deadline) {
-				t.Fatal("closed connection's pull still held")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testutil.WaitFor(t, 0, "the closed connection's pull dropped", func() bool { e.b.pulls.check(); return e.b.pulls.held.Load() == 0 })
 	})
 }
 

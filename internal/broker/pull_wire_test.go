@@ -3,7 +3,6 @@ package broker
 import (
 	"container/heap"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,6 +13,8 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 // pullWireFrame is the part of a testdata/wire/index.json entry the pull
@@ -109,28 +110,23 @@ func TestPullCapturedFrames(t *testing.T) {
 	}
 
 	e := pullTestBroker(t, nil)
-	c, err := net.DialTimeout("tcp", e.b.Addr(), 3*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	raw := &rawConn{Conn: c}
+	raw := rawframe.Dial(t, e.b.Addr())
 	roundTrip := func(t *testing.T, frame []byte, opaque int32, held bool) *remoting.Command {
 		t.Helper()
-		if _, err := raw.Write(frame); err != nil {
-			t.Fatalf("write: %v", err)
-		}
+		raw.ReportTo(t)
+		raw.Write(frame)
 		if held {
-			if resp, err := raw.read(150 * time.Millisecond); err == nil && resp.IsResponse() {
+			// Waiting is the assertion: the pull must not be answered at once.
+			if resp, err := raw.ReadErr(150 * time.Millisecond); err == nil && resp.IsResponse() {
 				t.Fatalf("answered at once (code %d %q); the 4.9.8 broker held it", resp.Code, resp.Remark)
 			}
-			raw.SetReadDeadline(time.Time{})
 			pullWaitHeld(t, e.b, 1)
 			pullExpireNow(e.b)
 		}
 		var resp *remoting.Command
+		var err error
 		for resp == nil || !resp.IsResponse() { // skip NOTIFY_CONSUMER_IDS_CHANGED
-			if resp, err = raw.read(5 * time.Second); err != nil {
+			if resp, err = raw.ReadErr(5 * time.Second); err != nil {
 				t.Fatalf("read response: %v", err)
 			}
 		}

@@ -11,6 +11,8 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // replyRequester is a client that registered as a producer with a client
@@ -155,19 +157,15 @@ func TestReplyFailures(t *testing.T) {
 		})
 	}
 	// A closed requester is dropped from the registry.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		resp := e.sendReply(remoting.SendReplyMessageV2, topic, delayProps("REPLY_TO_CLIENT", "gone"), nil)
-		if resp.Remark == "push reply message fail, channel of <gone> not found." {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("reply to a closed requester: code %d %q", resp.Code, resp.Remark)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var resp *remoting.Command
+	if !testutil.Poll(0, func() bool {
+		resp = e.sendReply(remoting.SendReplyMessageV2, topic, delayProps("REPLY_TO_CLIENT", "gone"), nil)
+		return resp.Remark == "push reply message fail, channel of <gone> not found."
+	}) {
+		t.Fatalf("reply to a closed requester: code %d %q", resp.Code, resp.Remark)
 	}
 	// The usual send checks apply.
-	resp := e.sendReply(remoting.SendReplyMessage, "SCHEDULE_TOPIC_XXXX", delayProps("REPLY_TO_CLIENT", "refuses"), nil)
+	resp = e.sendReply(remoting.SendReplyMessage, "SCHEDULE_TOPIC_XXXX", delayProps("REPLY_TO_CLIENT", "refuses"), nil)
 	if resp.Code != remoting.NoPermission {
 		t.Errorf("reply to a forbidden topic: code %d %q", resp.Code, resp.Remark)
 	}

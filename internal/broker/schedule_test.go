@@ -16,6 +16,8 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // delayEnv is a broker that tests can stop (cleanly or by crashing) and
@@ -187,19 +189,15 @@ func (e *delayEnv) read(topic string, queue int32) []*rocketmq.MessageExt {
 // returns them with the time the n-th was first seen.
 func (e *delayEnv) waitFor(topic string, queue int32, n int, deadline time.Duration) ([]*rocketmq.MessageExt, time.Time) {
 	e.t.Helper()
-	end := time.Now().Add(deadline)
-	for {
-		if e.b.store.MaxOffset(topic, queue) >= int64(n) {
-			return e.read(topic, queue), time.Now()
-		}
-		if time.Now().After(end) {
-			e.t.Fatalf("%s/%d holds %d messages after %v, want %d", topic, queue, e.b.store.MaxOffset(topic, queue), deadline, n)
-		}
-		time.Sleep(2 * time.Millisecond)
+	var seen time.Time
+	if !testutil.Poll(deadline, func() bool { seen = time.Now(); return e.b.store.MaxOffset(topic, queue) >= int64(n) }) {
+		e.t.Fatalf("%s/%d holds %d messages after %v, want %d", topic, queue, e.b.store.MaxOffset(topic, queue), deadline, n)
 	}
+	return e.read(topic, queue), seen
 }
 
-// settle waits a little and checks the queue still holds exactly n.
+// settle waits d and checks the queue still holds exactly n. The wait is
+// the assertion: nothing more is delivered during d.
 func (e *delayEnv) settle(topic string, queue int32, n int, d time.Duration) []*rocketmq.MessageExt {
 	e.t.Helper()
 	time.Sleep(d)
@@ -423,20 +421,16 @@ func TestScheduleOffsetFile(t *testing.T) {
 	e := delayTestBroker(t, func(c *Config) { c.OffsetFlushInterval = 20 * time.Millisecond })
 	e.sendOK("File", 0, delayProps("DELAY", "1"), []byte("x"))
 	e.waitFor("File", 0, 1, 5*time.Second)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		data, _ := os.ReadFile(filepath.Join(e.cfg.StoreDir, "config", "delayOffset.json"))
+	var data []byte
+	if !testutil.Poll(0, func() bool {
+		data, _ = os.ReadFile(filepath.Join(e.cfg.StoreDir, "config", "delayOffset.json"))
 		var w remoting.DelayOffsetSerializeWrapper
-		if w.DecodeJSON(data) == nil && w.OffsetTable[1] == 1 {
-			if !strings.Contains(string(data), `"1":1`) {
-				t.Errorf("delayOffset.json does not quote its keys: %s", data)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("delayOffset.json never recorded the delivery: %s", data)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return w.DecodeJSON(data) == nil && w.OffsetTable[1] == 1
+	}) {
+		t.Fatalf("delayOffset.json never recorded the delivery: %s", data)
+	}
+	if !strings.Contains(string(data), `"1":1`) {
+		t.Errorf("delayOffset.json does not quote its keys: %s", data)
 	}
 
 	// A Java-written file with a stale offset beyond the queue is clamped.

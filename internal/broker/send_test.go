@@ -27,6 +27,10 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // sendEnv is a started broker and a client talking to it.
@@ -153,51 +157,16 @@ func sendRespHeader(t testing.TB, resp *remoting.Command) remoting.SendMessageRe
 	return h
 }
 
-// sendRawConn is a plain TCP connection to the broker, for tests that need
-// the client address or raw bytes.
-type sendRawConn struct{ rawConn }
-
-func sendDialRaw(t testing.TB, addr string) *sendRawConn {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 3*time.Second)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &sendRawConn{rawConn{Conn: c}}
-}
-
-func (c *sendRawConn) roundTrip(t testing.TB, req *remoting.Command) *remoting.Command {
-	t.Helper()
-	frame, err := req.AppendFrame(nil)
-	if err != nil {
-		t.Fatalf("AppendFrame: %v", err)
-	}
-	return c.roundTripBytes(t, frame)
-}
-
-func (c *sendRawConn) roundTripBytes(t testing.TB, frame []byte) *remoting.Command {
-	t.Helper()
-	if _, err := c.Write(frame); err != nil {
-		t.Fatalf("write: %v", err)
-	}
-	resp, err := c.read(5 * time.Second)
-	if err != nil {
-		t.Fatalf("read response: %v", err)
-	}
-	return resp
-}
-
 func TestSendV2StoredFields(t *testing.T) {
 	e := sendTestBroker(t, nil)
-	raw := sendDialRaw(t, e.b.Addr())
+	raw := rawframe.Dial(t, e.b.Addr())
 	uniq := "C0A8000A30391B6D358600A1B2C30001"
 	props := sendTestProps("KEYS", "k1 k2", "goldenProp", "v1", "UNIQ_KEY", uniq, "WAIT", "true", "TAGS", "TagA")
 	h := sendTestHeader("SendFields", 2, props)
 	h.Flag = 7
 	h.SysFlag = 0
 	body := []byte("hello broker")
-	resp := raw.roundTrip(t, sendV2Req(h, body))
+	resp := raw.CallNext(sendV2Req(h, body))
 	sendCheckResp(t, resp, remoting.Success, "")
 	rh := sendRespHeader(t, resp)
 	if rh.QueueID != 2 || rh.QueueOffset != 0 {
@@ -212,7 +181,7 @@ func TestSendV2StoredFields(t *testing.T) {
 		t.Fatalf("%d messages stored, want 1", len(msgs))
 	}
 	m := msgs[0]
-	client := raw.LocalAddr().(*net.TCPAddr).AddrPort()
+	client := raw.NetConn().LocalAddr().(*net.TCPAddr).AddrPort()
 	client = netip.AddrPortFrom(client.Addr().Unmap(), client.Port())
 	checks := []struct {
 		name      string
@@ -301,7 +270,7 @@ func TestSendV1AddsUniqKey(t *testing.T) {
 
 func TestSendBatch(t *testing.T) {
 	e := sendTestBroker(t, nil)
-	raw := sendDialRaw(t, e.b.Addr())
+	raw := rawframe.Dial(t, e.b.Addr())
 	var msgs []*rocketmq.Message
 	for i := range 3 {
 		m := rocketmq.NewMessage("SendBatch", []byte("batch body "+strconv.Itoa(i)))
@@ -321,7 +290,7 @@ func TestSendBatch(t *testing.T) {
 	h := sendTestHeader("SendBatch", 3, sendTestProps("WAIT", "true"))
 	h.Batch = true
 	req := remoting.NewRequest(remoting.SendBatchMessage, h.V2().AppendExt(nil), body)
-	resp := raw.roundTrip(t, req)
+	resp := raw.CallNext(req)
 	sendCheckResp(t, resp, remoting.Success, "")
 	rh := sendRespHeader(t, resp)
 	if rh.QueueID != 3 || rh.QueueOffset != 0 {
@@ -335,7 +304,7 @@ func TestSendBatch(t *testing.T) {
 	if len(ids) != 3 {
 		t.Fatalf("msgId %q: want 3 ids", rh.MsgID)
 	}
-	client := raw.LocalAddr().(*net.TCPAddr).AddrPort()
+	client := raw.NetConn().LocalAddr().(*net.TCPAddr).AddrPort()
 	for i, m := range stored {
 		if m.QueueOffset != int64(i) {
 			t.Errorf("message %d queue offset %d", i, m.QueueOffset)
@@ -584,23 +553,23 @@ func TestSendAutoCreateTopic(t *testing.T) {
 // write queues.
 func sendWaitRoute(t *testing.T, cli *transport.Client, ns, topic string, queues int32) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
 	var last string
-	for time.Now().Before(deadline) {
+	if !testutil.Poll(0, func() bool {
 		h := remoting.GetRouteInfoRequestHeader{Topic: topic}
 		resp, err := cli.Invoke(context.Background(), ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, h.AppendExt(nil), nil))
 		if err == nil && resp.Code == remoting.Success {
 			var rd remoting.TopicRouteData
 			if err := rd.DecodeJSON(resp.Body); err == nil && len(rd.QueueDatas) == 1 && rd.QueueDatas[0].WriteQueueNums == queues {
-				return
+				return true
 			}
 			last = string(resp.Body)
 		} else if err == nil {
 			last = resp.Remark
 		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("no route for %s with %d queues: %s", topic, queues, last)
 	}
-	t.Fatalf("no route for %s with %d queues: %s", topic, queues, last)
 }
 
 func TestSendAutoCreateDisabled(t *testing.T) {
@@ -629,7 +598,7 @@ func TestSendRetryAndDLQ(t *testing.T) {
 		}
 		// The transport stamps its own version; use a raw connection.
 		req.Version = version
-		return sendDialRaw(t, e.b.Addr()).roundTrip(t, req)
+		return rawframe.Dial(t, e.b.Addr()).CallNext(req)
 	}
 	resp := send(2, 3, 0, sendTestProps("DELAY", "5", "TAGS", "r"))
 	sendCheckResp(t, resp, remoting.Success, "")
@@ -770,14 +739,9 @@ func TestSendClientDisconnectMidFrame(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, cut := range []int{2, 4, 8, len(frame) / 2, len(frame) - 1} {
-		c, err := net.Dial("tcp", e.b.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Write(frame[:cut]); err != nil {
-			t.Fatal(err)
-		}
-		c.Close()
+		c := rawframe.Dial(t, e.b.Addr())
+		c.Write(frame[:cut])
+		c.NetConn().Close()
 	}
 	resp := e.invoke(t, sendV2Req(sendTestHeader("Half", 0, ""), []byte("whole")))
 	sendCheckResp(t, resp, remoting.Success, "")
@@ -863,7 +827,7 @@ func TestSendCapturedFrames(t *testing.T) {
 		byN[f.N] = f
 	}
 	e := sendTestBroker(t, nil)
-	raw := sendDialRaw(t, e.b.Addr())
+	raw := rawframe.Dial(t, e.b.Addr())
 	n := 0
 	var oneway []sendWireFrame
 	for _, f := range frames {
@@ -896,7 +860,7 @@ func TestSendCapturedFrames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp := raw.roundTripBytes(t, data)
+			resp := raw.Replay(data)
 			if resp.Opaque != req.Opaque || !resp.IsResponse() || resp.Serialize != req.Serialize {
 				t.Errorf("response opaque %d flag %d serialize %d, request %d / %d", resp.Opaque, resp.Flag, resp.Serialize, req.Opaque, req.Serialize)
 			}
@@ -945,18 +909,9 @@ func TestSendCapturedFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 		before := e.b.store.MaxOffset(h.Topic, h.QueueID)
-		if _, err := raw.Write(data); err != nil {
-			t.Fatal(err)
-		}
-		if resp, err := raw.read(300 * time.Millisecond); err == nil {
-			t.Errorf("%s: oneway send answered: %+v", f.File, resp)
-		}
-		raw.buf = raw.buf[:0]
-		for deadline := time.Now().Add(5 * time.Second); e.b.store.MaxOffset(h.Topic, h.QueueID) != before+1; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: oneway send not stored", f.File)
-			}
-		}
+		raw.Write(data)
+		testutil.WaitFor(t, 0, f.File+" stored", func() bool { return e.b.store.MaxOffset(h.Topic, h.QueueID) == before+1 })
+		raw.ExpectNothing(300 * time.Millisecond) // a oneway send is never answered
 	}
 
 	// What we stored has the properties the 4.9.8 broker stored for the

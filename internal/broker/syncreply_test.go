@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,10 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // fakeFlush stands in for the store's flush progress: the commit log is
@@ -59,24 +62,10 @@ func syncFlushBroker(t *testing.T, ff *fakeFlush, timeout time.Duration) *Broker
 	return b
 }
 
-// readNone checks that nothing arrives for a while (a reply sent before
-// its round ended would).
-func readNone(t *testing.T, c *sendRawConn, what string) {
-	t.Helper()
-	resp, err := c.read(200 * time.Millisecond)
-	var ne net.Error
-	if err == nil {
-		t.Fatalf("%s: got code %d opaque %d before the flush round", what, resp.Code, resp.Opaque)
-	}
-	if !errors.As(err, &ne) || !ne.Timeout() {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 func TestSyncFlushRepliesAfterTheRound(t *testing.T) {
 	ff := newFakeFlush()
 	b := syncFlushBroker(t, ff, time.Minute)
-	c := sendDialRaw(t, b.Addr())
+	c := rawframe.Dial(t, b.Addr())
 
 	// A burst: the first creates the topic (on a worker), the rest are
 	// served on the event loop; WAIT=false is answered at once.
@@ -91,29 +80,24 @@ func TestSyncFlushRepliesAfterTheRound(t *testing.T) {
 		}
 		if i == 0 {
 			// Let the topic exist before the others arrive.
-			c.roundTripNoWait(t, burst)
+			c.Write(burst)
 			burst = burst[:0]
 			waitTopic(t, b, "SyncReply")
 		}
 	}
-	if _, err := c.Write(burst); err != nil {
-		t.Fatal(err)
-	}
+	c.Write(burst)
 	noWait := sendV2Req(sendTestHeader("SyncReply", 1, sendTestProps("WAIT", "false")), []byte("nowait"))
 	noWait.Opaque = 99
-	resp := c.roundTrip(t, noWait)
+	c.Send(noWait)
+	resp := c.Read()
 	if resp.Opaque != 99 {
 		t.Fatalf("first reply is opaque %d; want the WAIT=false send (99), the others wait for the device", resp.Opaque)
 	}
 	sendCheckResp(t, resp, remoting.Success, "")
-	readNone(t, c, "WAIT=true sends")
+	c.ExpectNothing(200 * time.Millisecond) // WAIT=true sends: no reply before the flush round
 
 	// Stored and readable before the round; only the reply waits.
-	for deadline := time.Now().Add(5 * time.Second); b.store.MaxOffset("SyncReply", 0) != n; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d messages stored before the round, want %d", b.store.MaxOffset("SyncReply", 0), n)
-		}
-	}
+	testutil.WaitFor(t, 0, fmt.Sprintf("%d messages stored before the round", n), func() bool { return b.store.MaxOffset("SyncReply", 0) == n })
 	// A round that does not reach the last record answers only the others.
 	last, err := b.store.ConsumeQueueEntry("SyncReply", 0, n-1)
 	if err != nil {
@@ -123,16 +107,16 @@ func TestSyncFlushRepliesAfterTheRound(t *testing.T) {
 	ff.advance(end - 1)
 	got := map[int32]bool{}
 	for range n - 1 {
-		resp, err := c.read(5 * time.Second)
+		resp, err := c.ReadErr(5 * time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sendCheckResp(t, resp, remoting.Success, "")
 		got[resp.Opaque] = true
 	}
-	readNone(t, c, "the last send, not yet durable")
+	c.ExpectNothing(200 * time.Millisecond) // the last send, not yet durable: no reply before the flush round
 	ff.advance(end)
-	resp, err = c.read(5 * time.Second)
+	resp, err = c.ReadErr(5 * time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +135,9 @@ func TestSyncFlushRepliesAfterTheRound(t *testing.T) {
 func TestSyncFlushTimeoutAnswersFlushDiskTimeout(t *testing.T) {
 	ff := newFakeFlush() // never advances
 	b := syncFlushBroker(t, ff, 300*time.Millisecond)
-	c := sendDialRaw(t, b.Addr())
+	c := rawframe.Dial(t, b.Addr())
 	start := time.Now()
-	resp := c.roundTrip(t, sendV2Req(sendTestHeader("SyncTimeout", 0, ""), []byte("x")))
+	resp := c.CallNext(sendV2Req(sendTestHeader("SyncTimeout", 0, ""), []byte("x")))
 	sendCheckResp(t, resp, remoting.FlushDiskTimeout, "")
 	if d := time.Since(start); d < 300*time.Millisecond {
 		t.Errorf("FLUSH_DISK_TIMEOUT after %v, before the 300ms timeout", d)
@@ -215,25 +199,9 @@ func TestSyncFlushConcurrentSends(t *testing.T) {
 	}
 }
 
-func (c *sendRawConn) roundTripNoWait(t *testing.T, frame []byte) {
-	t.Helper()
-	if _, err := c.Write(frame); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func waitTopic(t *testing.T, b *Broker, topic string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, ok := b.topics.get(topic); ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("topic %s not created", topic)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, 0, "topic "+topic, func() bool { _, ok := b.topics.get(topic); return ok })
 }
 
 // A batch with sync flush is answered, with every id, once the round that
@@ -242,7 +210,7 @@ func waitTopic(t *testing.T, b *Broker, topic string) {
 func TestSyncFlushBatch(t *testing.T) {
 	ff := newFakeFlush()
 	b := syncFlushBroker(t, ff, time.Minute)
-	c := sendDialRaw(t, b.Addr())
+	c := rawframe.Dial(t, b.Addr())
 	for round := range 2 {
 		var msgs []*rocketmq.Message
 		for i := range 4 {
@@ -258,19 +226,15 @@ func TestSyncFlushBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.roundTripNoWait(t, frame)
-		for deadline := time.Now().Add(5 * time.Second); b.store.MaxOffset("SyncBatch", 0) != int64(4*(round+1)); time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("round %d: %d stored", round, b.store.MaxOffset("SyncBatch", 0))
-			}
-		}
-		readNone(t, c, "a batch not yet durable")
+		c.Write(frame)
+		testutil.WaitFor(t, 0, fmt.Sprintf("round %d stored", round), func() bool { return b.store.MaxOffset("SyncBatch", 0) == int64(4*(round+1)) })
+		c.ExpectNothing(200 * time.Millisecond) // a batch not yet durable: no reply before the flush round
 		last, err := b.store.ConsumeQueueEntry("SyncBatch", 0, int64(4*round+3))
 		if err != nil {
 			t.Fatal(err)
 		}
 		ff.advance(last.PhysicalOffset + int64(last.Size))
-		resp, err := c.read(5 * time.Second)
+		resp, err := c.ReadErr(5 * time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 func TestTimerPrepare(t *testing.T) {
@@ -209,7 +211,7 @@ func TestTimerRestart(t *testing.T) {
 			e.waitFor("TR", 0, 1, 5*time.Second)
 			before := time.Now().UnixMilli()
 			e.sendOK("TR", 0, delayProps("TIMER_DELAY_MS", "1500", "id", "late"), []byte("late"))
-			time.Sleep(300 * time.Millisecond)
+			testutil.WaitFor(t, 0, "the late timer parked", func() bool { return e.b.timers.pendingCount() == 1 })
 			e.stop(clean)
 			e.startWith(func(b *Broker) {
 				// After a crash the delivered message is pending again (its
@@ -251,8 +253,9 @@ func TestTimerCrashOverdue(t *testing.T) {
 	for i := 3; i < 6; i++ {
 		e.sendOK("TO", 0, delayProps("TIMER_DELAY_MS", "400", "id", strconv.Itoa(i)), []byte{byte(i)})
 	}
+	due := time.Now().Add(400 * time.Millisecond)
 	e.stop(false)
-	time.Sleep(600 * time.Millisecond) // everything is overdue at the restart
+	time.Sleep(time.Until(due) + 50*time.Millisecond) // everything is overdue at the restart
 	e.start()
 	e.waitFor("TO", 0, 6, 5*time.Second)
 	msgs := e.settle("TO", 0, 6, 200*time.Millisecond)
@@ -280,13 +283,14 @@ func TestTimerCancel(t *testing.T) {
 		t.Errorf("delivered %v, want only the message that was not cancelled", msgs[0].Properties)
 	}
 	// The delete message survives a restart and still cancels.
-	at = strconv.FormatInt(time.Now().Add(600*time.Millisecond).UnixMilli(), 10)
+	due := time.Now().Add(600 * time.Millisecond)
+	at = strconv.FormatInt(due.UnixMilli(), 10)
 	uniq2 := "AC11000100002A9F00000000000000BB"
 	e.sendOK("TC", 0, delayProps("TIMER_DELIVER_MS", at, "UNIQ_KEY", uniq2, "id", "target2"), nil)
 	e.sendOK("TC", 0, delayProps("TIMER_DELIVER_MS", at, "TIMER_DEL_UNIQKEY", uniq2), nil)
 	e.restart(false)
-	time.Sleep(900 * time.Millisecond)
-	e.settle("TC", 0, 1, 0)
+	// Waiting is the assertion: past its time, target2 is still not delivered.
+	e.settle("TC", 0, 1, time.Until(due)+300*time.Millisecond)
 }
 
 // TestTimerManyPending parks 5,000 timer messages: the broker keeps 16

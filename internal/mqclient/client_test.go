@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 func TestParseNameServers(t *testing.T) {
@@ -191,17 +193,6 @@ func TestAllNameServersDown(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestHeartbeatUnregisterReply(t *testing.T) {
 	var lastHB remoting.HeartbeatData
 	hbc := make(chan remoting.HeartbeatData, 16)
@@ -243,7 +234,7 @@ func TestHeartbeatUnregisterReply(t *testing.T) {
 	if lastHB.ClientID != c.ClientID() || len(lastHB.ProducerDataSet) != 2 || lastHB.ProducerDataSet[1].GroupName != "pg" {
 		t.Fatalf("heartbeat %+v", lastHB)
 	}
-	waitFor(t, "broker version", func() bool { v, ok := c.BrokerVersion(broker.Addr()); return ok && v == 413 })
+	testutil.WaitFor(t, 0, "broker version", func() bool { v, ok := c.BrokerVersion(broker.Addr()); return ok && v == 413 })
 
 	props := rocketmq.EncodeProperties(map[string]string{rocketmq.PropertyCorrelationID: "corr-1", rocketmq.PropertyUniqKey: "U1"})
 	h := remoting.ReplyMessageRequestHeader{ProducerGroup: "resp", Topic: "c_REPLY_TOPIC", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,

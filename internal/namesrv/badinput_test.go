@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-rocketmq/rocketmq/internal/testlog"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 // Bad input to the NameServer: requests that decode but are wrong get
@@ -19,17 +21,17 @@ import (
 // decode close only their own connection; a registered route survives all
 // of it.
 
-func badInputNS(t *testing.T) (*NameServer, *testlog.Buffer, *client) {
+func badInputNS(t *testing.T) (*NameServer, *testlog.Buffer, *rawframe.Conn) {
 	t.Helper()
 	logs := &testlog.Buffer{}
 	ns := startNS(t, Config{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
-	good := dial(t, ns.Addr())
-	wantCode(t, good.call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4))), remoting.Success, "")
+	good := rawframe.Dial(t, ns.Addr())
+	wantCode(t, good.Call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4))), remoting.Success, "")
 	return ns, logs, good
 }
 
 // sameRoute fails unless T still routes to b1 with 4 queues.
-func sameRoute(t *testing.T, c *client) {
+func sameRoute(t *testing.T, c *rawframe.Conn) {
 	t.Helper()
 	rd := route(t, c, "T")
 	if len(rd.QueueDatas) != 1 || rd.QueueDatas[0].BrokerName != "b1" || rd.QueueDatas[0].WriteQueueNums != 4 ||
@@ -40,7 +42,7 @@ func sameRoute(t *testing.T, c *client) {
 
 func TestBadInputNameServerRequests(t *testing.T) {
 	ns, logs, good := badInputNS(t)
-	bad := dial(t, ns.Addr())
+	bad := rawframe.Dial(t, ns.Addr())
 
 	// A registration of b1 whose body is replaced, with a matching crc.
 	withBody := func(body []byte, compressed bool) *remoting.Command {
@@ -104,7 +106,7 @@ func TestBadInputNameServerRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := bad.call(tt.req)
+			resp := bad.Call(tt.req)
 			t.Logf("%s %q", remoting.ResponseCodeName(resp.Code), resp.Remark)
 			ok := resp.Remark == tt.remark
 			if p, isPrefix := strings.CutSuffix(tt.remark, "*"); isPrefix {
@@ -121,8 +123,8 @@ func TestBadInputNameServerRequests(t *testing.T) {
 		})
 	}
 	// The same connection still works, and so does a fresh one.
-	wantCode(t, bad.call(routeReq("T", remoting.DefaultVersion, nil)), remoting.Success, "")
-	sameRoute(t, dial(t, ns.Addr()))
+	wantCode(t, bad.Call(routeReq("T", remoting.DefaultVersion, nil)), remoting.Success, "")
+	sameRoute(t, rawframe.Dial(t, ns.Addr()))
 	logs.NoPanic(t, "NameServer")
 }
 
@@ -143,14 +145,14 @@ func TestBadInputNameServerGarbageIsolated(t *testing.T) {
 	frame, _ := routeReq("T", remoting.DefaultVersion, nil).AppendFrame(nil)
 
 	// A second good client has half a frame on the wire throughout.
-	partial := dial(t, ns.Addr())
-	partial.write(frame[:len(frame)/2])
+	partial := rawframe.Dial(t, ns.Addr())
+	partial.Write(frame[:len(frame)/2])
 
 	// Dialled here: t.Fatal must not run on the writers' goroutines.
-	var clients []*client
+	var clients []*rawframe.Conn
 	for range 4 {
 		for range garbage {
-			clients = append(clients, dial(t, ns.Addr()))
+			clients = append(clients, rawframe.Dial(t, ns.Addr()))
 		}
 	}
 	var wg sync.WaitGroup
@@ -162,13 +164,13 @@ func TestBadInputNameServerGarbageIsolated(t *testing.T) {
 			defer wg.Done()
 			// Every other round splits the garbage over two writes.
 			if k/len(garbage)%2 == 1 && len(g) > 2 {
-				c.nc.Write(g[:2])
+				c.NetConn().Write(g[:2])
 				time.Sleep(time.Millisecond)
-				c.nc.Write(g[2:])
+				c.NetConn().Write(g[2:])
 			} else {
-				c.nc.Write(g)
+				c.NetConn().Write(g)
 			}
-			closed <- c.waitClosed(5 * time.Second)
+			closed <- c.WaitClosed(5 * time.Second)
 		}()
 	}
 	// Meanwhile the good client keeps asking.
@@ -187,8 +189,8 @@ func TestBadInputNameServerGarbageIsolated(t *testing.T) {
 	if n != len(clients) {
 		t.Fatalf("%d garbage clients finished", n)
 	}
-	partial.write(frame[len(frame)/2:])
-	wantCode(t, partial.read(), remoting.Success, "")
+	partial.Write(frame[len(frame)/2:])
+	wantCode(t, partial.Read(), remoting.Success, "")
 	if got := strings.Count(logs.String(), "bad frame"); got != len(clients) {
 		t.Errorf("%d bad frames logged, want %d", got, len(clients))
 	}

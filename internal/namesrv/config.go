@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/server"
 )
 
 // Defaults used when a Config field is zero.
@@ -54,6 +56,12 @@ type Config struct {
 
 	// Now is the clock for liveness timestamps. nil means time.Now.
 	Now func() time.Time
+
+	// OnPanic is server.Config.OnPanic, for tests.
+	OnPanic func(code int32, v any)
+	// Intercept, when set, wraps every request handler, for tests' fault
+	// controls.
+	Intercept func(code int32, h server.Handler) server.Handler
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,118 +33,6 @@ func startNS(t *testing.T, cfg Config) *NameServer {
 		}
 	})
 	return ns
-}
-
-// client is a raw test client speaking only the frame codec.
-type client struct {
-	t      *testing.T
-	nc     net.Conn
-	buf    []byte
-	opaque int32
-}
-
-func dial(t *testing.T, addr string) *client {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &client{t: t, nc: nc, opaque: 1000}
-}
-
-// send writes cmd as is (opaque included).
-func (c *client) send(cmd *remoting.Command) {
-	c.t.Helper()
-	frame, err := cmd.AppendFrame(nil)
-	if err != nil {
-		c.t.Fatalf("AppendFrame: %v", err)
-	}
-	c.write(frame)
-}
-
-func (c *client) write(b []byte) {
-	c.t.Helper()
-	_ = c.nc.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if _, err := c.nc.Write(b); err != nil {
-		c.t.Fatalf("write: %v", err)
-	}
-}
-
-// read returns the next frame, failing the test after 5 s.
-func (c *client) read() *remoting.Command {
-	c.t.Helper()
-	cmd, err := c.readErr(5 * time.Second)
-	if err != nil {
-		c.t.Fatalf("read: %v", err)
-	}
-	return cmd
-}
-
-func (c *client) readErr(timeout time.Duration) (*remoting.Command, error) {
-	_ = c.nc.SetReadDeadline(time.Now().Add(timeout))
-	tmp := make([]byte, 64<<10)
-	for {
-		cmd, n, err := remoting.DecodeFrame(c.buf, 0)
-		if err == nil {
-			c.buf = c.buf[n:]
-			return cmd, nil
-		}
-		if !errors.Is(err, remoting.ErrIncomplete) {
-			return nil, err
-		}
-		k, err := c.nc.Read(tmp)
-		c.buf = append(c.buf, tmp[:k]...)
-		if err != nil && k == 0 {
-			return nil, err
-		}
-	}
-}
-
-// call sends req with a fresh opaque and returns its response.
-func (c *client) call(req *remoting.Command) *remoting.Command {
-	c.t.Helper()
-	c.opaque++
-	req.Opaque = c.opaque
-	c.send(req)
-	for {
-		resp := c.read()
-		if resp.IsResponse() && resp.Opaque == req.Opaque {
-			return resp
-		}
-	}
-}
-
-// replay sends a captured request frame verbatim and returns the response.
-func (c *client) replay(frame []byte) *remoting.Command {
-	c.t.Helper()
-	req, _, err := remoting.DecodeFrame(frame, 0)
-	if err != nil {
-		c.t.Fatalf("decode captured frame: %v", err)
-	}
-	c.write(frame)
-	if req.IsOneway() {
-		return nil
-	}
-	for {
-		resp := c.read()
-		if resp.IsResponse() && resp.Opaque == req.Opaque {
-			return resp
-		}
-	}
-}
-
-// waitClosed reports whether the server closed the connection in time.
-func (c *client) waitClosed(timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		_, err := c.readErr(time.Until(deadline))
-		if err == nil {
-			continue // a late frame; keep reading
-		}
-		var ne net.Error
-		return !(errors.As(err, &ne) && ne.Timeout())
-	}
 }
 
 // request builds a request with the given Java version.
@@ -210,17 +96,5 @@ func sameBytes(t *testing.T, what string, got, want []byte) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s mismatch\n got %q\nwant %q\n got hex:\n%s\nwant hex:\n%s", what, got, want,
 			hex.Dump(got), hex.Dump(want))
-	}
-}
-
-// poll waits until cond holds, failing after timeout.
-func poll(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

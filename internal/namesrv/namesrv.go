@@ -62,6 +62,7 @@ func New(cfg Config) (*NameServer, error) {
 		Logger:       cfg.Logger,
 		MaxFrameSize: cfg.MaxFrameSize,
 		MaxHandlers:  cfg.MaxHandlers,
+		OnPanic:      cfg.OnPanic,
 	})
 	ns.register()
 	ns.srv.OnConnClose(ns.onConnClose)
@@ -93,6 +94,9 @@ func (ns *NameServer) register() {
 		remoting.AddWritePermOfBroker:          ns.addWritePermOfBroker,
 	}
 	for code, f := range h {
+		if ns.cfg.Intercept != nil {
+			f = ns.cfg.Intercept(code, f)
+		}
 		ns.srv.Handle(code, f)
 	}
 }

@@ -16,6 +16,10 @@ import (
 	"go.uber.org/atomic"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 // topic is a TopicConfig with queues read and write queues, perm RW.
@@ -55,9 +59,9 @@ func routeReq(topic string, version int32, accept *bool) *remoting.Command {
 }
 
 // route fetches and decodes a route, failing unless it exists.
-func route(t *testing.T, c *client, topic string) remoting.TopicRouteData {
+func route(t *testing.T, c *rawframe.Conn, topic string) remoting.TopicRouteData {
 	t.Helper()
-	resp := c.call(routeReq(topic, remoting.DefaultVersion, nil))
+	resp := c.Call(routeReq(topic, remoting.DefaultVersion, nil))
 	wantCode(t, resp, remoting.Success, "")
 	var rd remoting.TopicRouteData
 	if err := rd.DecodeJSON(resp.Body); err != nil {
@@ -68,9 +72,9 @@ func route(t *testing.T, c *client, topic string) remoting.TopicRouteData {
 
 // hasRoute reports whether topic has a route; any other answer than
 // SUCCESS or TOPIC_NOT_EXIST fails the test.
-func hasRoute(t *testing.T, c *client, topic string) bool {
+func hasRoute(t *testing.T, c *rawframe.Conn, topic string) bool {
 	t.Helper()
-	resp := c.call(routeReq(topic, remoting.DefaultVersion, nil))
+	resp := c.Call(routeReq(topic, remoting.DefaultVersion, nil))
 	switch resp.Code {
 	case remoting.Success:
 		return true
@@ -89,9 +93,9 @@ func brokerNames(rd remoting.TopicRouteData) []string {
 	return out
 }
 
-func clusterInfo(t *testing.T, c *client) remoting.ClusterInfo {
+func clusterInfo(t *testing.T, c *rawframe.Conn) remoting.ClusterInfo {
 	t.Helper()
-	resp := c.call(headerReq(remoting.GetBrokerClusterInfo, nil, nil))
+	resp := c.Call(headerReq(remoting.GetBrokerClusterInfo, nil, nil))
 	wantCode(t, resp, remoting.Success, "")
 	var ci remoting.ClusterInfo
 	if err := ci.DecodeJSON(resp.Body); err != nil {
@@ -102,9 +106,9 @@ func clusterInfo(t *testing.T, c *client) remoting.ClusterInfo {
 
 func TestRouteJSONForms(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
-	wantCode(t, c.call(registerReq("DefaultCluster", "broker-a", "10.0.0.1:10911", 0, 1, topic("T", 4))), remoting.Success, "")
-	wantCode(t, c.call(registerReq("DefaultCluster", "broker-a", "10.0.0.2:10911", 1, 1)), remoting.Success, "")
+	c := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c.Call(registerReq("DefaultCluster", "broker-a", "10.0.0.1:10911", 0, 1, topic("T", 4))), remoting.Success, "")
+	wantCode(t, c.Call(registerReq("DefaultCluster", "broker-a", "10.0.0.2:10911", 1, 1)), remoting.Success, "")
 
 	yes, no := true, false
 	tests := []struct {
@@ -123,7 +127,7 @@ func TestRouteJSONForms(t *testing.T) {
 	var first remoting.TopicRouteData
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp := c.call(routeReq("T", tt.version, tt.accept))
+			resp := c.Call(routeReq("T", tt.version, tt.accept))
 			wantCode(t, resp, remoting.Success, "")
 			nonStd := bytes.Contains(resp.Body, []byte(`{0:"10.0.0.1:10911",1:"10.0.0.2:10911"}`))
 			std := bytes.Contains(resp.Body, []byte(`{"0":"10.0.0.1:10911","1":"10.0.0.2:10911"}`))
@@ -148,8 +152,8 @@ func TestRouteJSONForms(t *testing.T) {
 
 func TestTopicNotExist(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
-	resp := c.call(routeReq("NoSuchTopic", 317, nil))
+	c := rawframe.Dial(t, ns.Addr())
+	resp := c.Call(routeReq("NoSuchTopic", 317, nil))
 	wantCode(t, resp, remoting.TopicNotExist,
 		"No topic route info in name server for the topic: NoSuchTopic\nSee http://rocketmq.apache.org/docs/faq/ for further details.")
 	if len(resp.Body) != 0 {
@@ -159,17 +163,17 @@ func TestTopicNotExist(t *testing.T) {
 
 func TestUnregisterBroker(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
+	c := rawframe.Dial(t, ns.Addr())
 	for _, r := range []*remoting.Command{
 		registerReq("c1", "b1", "a1", 0, 1, topic("Shared", 4), topic("OnlyB1", 4)),
 		registerReq("c1", "b1", "a1s", 1, 1),
 		registerReq("c2", "b2", "a2", 0, 1, topic("Shared", 2)),
 	} {
-		wantCode(t, c.call(r), remoting.Success, "")
+		wantCode(t, c.Call(r), remoting.Success, "")
 	}
 	unregister := func(cluster, name, addr string, id int64) {
 		h := remoting.UnregisterBrokerRequestHeader{ClusterName: cluster, BrokerName: name, BrokerAddr: addr, BrokerID: id}
-		wantCode(t, c.call(headerReq(remoting.UnregisterBroker, &h, nil)), remoting.Success, "")
+		wantCode(t, c.Call(headerReq(remoting.UnregisterBroker, &h, nil)), remoting.Success, "")
 	}
 
 	unregister("c1", "b1", "a1", 0)
@@ -207,17 +211,17 @@ func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 func waitScans(t *testing.T, ns *NameServer, n int64) {
 	t.Helper()
 	target := ns.scans.Load() + n
-	poll(t, 5*time.Second, "expiry scans", func() bool { return ns.scans.Load() >= target })
+	testutil.WaitFor(t, 5*time.Second, "expiry scans", func() bool { return ns.scans.Load() >= target })
 }
 
 func TestBrokerExpiry(t *testing.T) {
 	clock := newFakeClock()
 	ns := startNS(t, Config{BrokerExpiry: time.Minute, ScanInterval: 5 * time.Millisecond, Now: clock.now})
-	c1 := dial(t, ns.Addr())
-	c2 := dial(t, ns.Addr())
-	q := dial(t, ns.Addr())
-	wantCode(t, c1.call(registerReq("c", "b1", "a1", 0, 1, topic("T1", 4))), remoting.Success, "")
-	wantCode(t, c2.call(registerReq("c", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
+	c1 := rawframe.Dial(t, ns.Addr())
+	c2 := rawframe.Dial(t, ns.Addr())
+	q := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c1.Call(registerReq("c", "b1", "a1", 0, 1, topic("T1", 4))), remoting.Success, "")
+	wantCode(t, c2.Call(registerReq("c", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
 
 	clock.advance(time.Minute) // exactly at the limit: still alive
 	waitScans(t, ns, 2)
@@ -225,13 +229,13 @@ func TestBrokerExpiry(t *testing.T) {
 		t.Fatal("broker expired at the limit")
 	}
 	// b2 re-registers (same data version: a heartbeat), b1 does not.
-	wantCode(t, c2.call(registerReq("c", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
+	wantCode(t, c2.Call(registerReq("c", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
 	clock.advance(time.Millisecond)
-	poll(t, 5*time.Second, "b1 to expire", func() bool { return !hasRoute(t, q, "T1") })
+	testutil.WaitFor(t, 5*time.Second, "b1 to expire", func() bool { return !hasRoute(t, q, "T1") })
 	if !hasRoute(t, q, "T2") {
 		t.Fatal("refreshed broker expired")
 	}
-	if !c1.waitClosed(5 * time.Second) {
+	if !c1.WaitClosed(5 * time.Second) {
 		t.Fatal("connection of the expired broker was not closed")
 	}
 	if got := clusterInfo(t, q).ClusterAddrTable["c"]; !reflect.DeepEqual(got, []string{"b2"}) {
@@ -241,45 +245,45 @@ func TestBrokerExpiry(t *testing.T) {
 
 func TestBrokerExpiryRealClock(t *testing.T) {
 	ns := startNS(t, Config{BrokerExpiry: 200 * time.Millisecond, ScanInterval: 20 * time.Millisecond})
-	c := dial(t, ns.Addr())
-	q := dial(t, ns.Addr())
-	wantCode(t, c.call(registerReq("c", "b1", "a1", 0, 1, topic("T1", 4))), remoting.Success, "")
+	c := rawframe.Dial(t, ns.Addr())
+	q := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c.Call(registerReq("c", "b1", "a1", 0, 1, topic("T1", 4))), remoting.Success, "")
 	if !hasRoute(t, q, "T1") {
 		t.Fatal("no route right after registration")
 	}
-	poll(t, 5*time.Second, "b1 to expire", func() bool { return !hasRoute(t, q, "T1") })
+	testutil.WaitFor(t, 5*time.Second, "b1 to expire", func() bool { return !hasRoute(t, q, "T1") })
 }
 
 func TestExpiryOnConnClose(t *testing.T) {
 	ns := startNS(t, Config{})
-	q := dial(t, ns.Addr())
+	q := rawframe.Dial(t, ns.Addr())
 
-	c1 := dial(t, ns.Addr())
-	wantCode(t, c1.call(registerReq("c", "b1", "a1", 0, 1, topic("T1", 4))), remoting.Success, "")
+	c1 := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c1.Call(registerReq("c", "b1", "a1", 0, 1, topic("T1", 4))), remoting.Success, "")
 	// b2 registered first over c2, then over c3: only c3 counts.
-	c2 := dial(t, ns.Addr())
-	c3 := dial(t, ns.Addr())
-	wantCode(t, c2.call(registerReq("c", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
-	wantCode(t, c3.call(registerReq("c", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
+	c2 := rawframe.Dial(t, ns.Addr())
+	c3 := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c2.Call(registerReq("c", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
+	wantCode(t, c3.Call(registerReq("c", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
 
-	c1.nc.Close()
-	c2.nc.Close()
-	poll(t, 5*time.Second, "b1 to go with its connection", func() bool { return !hasRoute(t, q, "T1") })
+	c1.NetConn().Close()
+	c2.NetConn().Close()
+	testutil.WaitFor(t, 5*time.Second, "b1 to go with its connection", func() bool { return !hasRoute(t, q, "T1") })
 	if !hasRoute(t, q, "T2") {
 		t.Fatal("broker removed when an older connection closed")
 	}
-	c3.nc.Close()
-	poll(t, 5*time.Second, "b2 to go with its connection", func() bool { return !hasRoute(t, q, "T2") })
+	c3.NetConn().Close()
+	testutil.WaitFor(t, 5*time.Second, "b2 to go with its connection", func() bool { return !hasRoute(t, q, "T2") })
 }
 
 func TestDeleteTopic(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
-	wantCode(t, c.call(registerReq("c1", "b1", "a1", 0, 1, topic("T", 4), topic("U", 4))), remoting.Success, "")
-	wantCode(t, c.call(registerReq("c2", "b2", "a2", 0, 1, topic("T", 4), topic("U", 4))), remoting.Success, "")
+	c := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c.Call(registerReq("c1", "b1", "a1", 0, 1, topic("T", 4), topic("U", 4))), remoting.Success, "")
+	wantCode(t, c.Call(registerReq("c2", "b2", "a2", 0, 1, topic("T", 4), topic("U", 4))), remoting.Success, "")
 	del := func(topic string, cluster *string) {
 		h := remoting.DeleteTopicFromNamesrvRequestHeader{Topic: topic, ClusterName: cluster}
-		wantCode(t, c.call(headerReq(remoting.DeleteTopicInNamesrv, &h, nil)), remoting.Success, "")
+		wantCode(t, c.Call(headerReq(remoting.DeleteTopicInNamesrv, &h, nil)), remoting.Success, "")
 	}
 	c2 := "c2"
 	del("T", &c2)
@@ -299,14 +303,14 @@ func TestDeleteTopic(t *testing.T) {
 
 func TestClusterInfoAndTopicLists(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
+	c := rawframe.Dial(t, ns.Addr())
 	unit := topic("Unit", 1)
 	unit.TopicSysFlag = topicFlagUnit
-	wantCode(t, c.call(registerReq("c1", "b1", "a1", 0, 1, topic("T1", 4), unit)), remoting.Success, "")
-	wantCode(t, c.call(registerReq("c1", "b1", "a1s", 1, 1)), remoting.Success, "")
-	wantCode(t, c.call(registerReq("c2", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
+	wantCode(t, c.Call(registerReq("c1", "b1", "a1", 0, 1, topic("T1", 4), unit)), remoting.Success, "")
+	wantCode(t, c.Call(registerReq("c1", "b1", "a1s", 1, 1)), remoting.Success, "")
+	wantCode(t, c.Call(registerReq("c2", "b2", "a2", 0, 1, topic("T2", 4))), remoting.Success, "")
 
-	resp := c.call(headerReq(remoting.GetBrokerClusterInfo, nil, nil))
+	resp := c.Call(headerReq(remoting.GetBrokerClusterInfo, nil, nil))
 	wantCode(t, resp, remoting.Success, "")
 	if !bytes.Contains(resp.Body, []byte(`"brokerAddrs":{0:"a1",1:"a1s"}`)) {
 		t.Fatalf("cluster info not in fastjson form: %s", resp.Body)
@@ -325,7 +329,7 @@ func TestClusterInfoAndTopicLists(t *testing.T) {
 
 	list := func(req *remoting.Command) remoting.TopicList {
 		t.Helper()
-		resp := c.call(req)
+		resp := c.Call(req)
 		wantCode(t, resp, remoting.Success, "")
 		var tl remoting.TopicList
 		if err := tl.DecodeJSON(resp.Body); err != nil {
@@ -367,13 +371,13 @@ func TestClusterInfoAndTopicLists(t *testing.T) {
 func TestKVConfig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "namesrv", "kvConfig.json")
 	ns := startNS(t, Config{KVConfigPath: path})
-	c := dial(t, ns.Addr())
+	c := rawframe.Dial(t, ns.Addr())
 	put := func(nsp, k, v string) {
 		h := remoting.PutKVConfigRequestHeader{Namespace: nsp, Key: k, Value: v}
-		wantCode(t, c.call(headerReq(remoting.PutKVConfig, &h, nil)), remoting.Success, "")
+		wantCode(t, c.Call(headerReq(remoting.PutKVConfig, &h, nil)), remoting.Success, "")
 	}
 	get := func(nsp, k string) *remoting.Command {
-		return c.call(headerReq(remoting.GetKVConfig, &remoting.GetKVConfigRequestHeader{Namespace: nsp, Key: k}, nil))
+		return c.Call(headerReq(remoting.GetKVConfig, &remoting.GetKVConfigRequestHeader{Namespace: nsp, Key: k}, nil))
 	}
 
 	wantCode(t, get("ns1", "k1"), remoting.QueryNotFound, "No config item, Namespace: ns1 Key: k1")
@@ -386,13 +390,13 @@ func TestKVConfig(t *testing.T) {
 		t.Fatalf("value %q", v)
 	}
 
-	resp = c.call(headerReq(remoting.GetKVListByNamespace, &remoting.GetKVListByNamespaceRequestHeader{Namespace: "ns1"}, nil))
+	resp = c.Call(headerReq(remoting.GetKVListByNamespace, &remoting.GetKVListByNamespaceRequestHeader{Namespace: "ns1"}, nil))
 	wantCode(t, resp, remoting.Success, "")
 	sameBytes(t, "kv list", resp.Body, []byte(`{"table":{"k1":"v1","k2":"v<2>"}}`))
-	resp = c.call(headerReq(remoting.GetKVListByNamespace, &remoting.GetKVListByNamespaceRequestHeader{Namespace: "none"}, nil))
+	resp = c.Call(headerReq(remoting.GetKVListByNamespace, &remoting.GetKVListByNamespaceRequestHeader{Namespace: "none"}, nil))
 	wantCode(t, resp, remoting.QueryNotFound, "No config item, Namespace: none")
 
-	wantCode(t, c.call(headerReq(remoting.DeleteKVConfig, &remoting.DeleteKVConfigRequestHeader{Namespace: "ns1", Key: "k1"}, nil)),
+	wantCode(t, c.Call(headerReq(remoting.DeleteKVConfig, &remoting.DeleteKVConfigRequestHeader{Namespace: "ns1", Key: "k1"}, nil)),
 		remoting.Success, "")
 	wantCode(t, get("ns1", "k1"), remoting.QueryNotFound, "")
 
@@ -404,8 +408,8 @@ func TestKVConfig(t *testing.T) {
 
 	// A new NameServer loads the file.
 	ns2 := startNS(t, Config{KVConfigPath: path})
-	c2 := dial(t, ns2.Addr())
-	resp = c2.call(headerReq(remoting.GetKVConfig, &remoting.GetKVConfigRequestHeader{Namespace: "ns2", Key: "k"}, nil))
+	c2 := rawframe.Dial(t, ns2.Addr())
+	resp = c2.Call(headerReq(remoting.GetKVConfig, &remoting.GetKVConfigRequestHeader{Namespace: "ns2", Key: "k"}, nil))
 	wantCode(t, resp, remoting.Success, "")
 	if v, _ := resp.Ext.Get("value"); v != "v" {
 		t.Fatalf("reloaded value %q", v)
@@ -424,16 +428,16 @@ func TestKVConfigBadFile(t *testing.T) {
 
 func TestOrderTopicConfig(t *testing.T) {
 	ns := startNS(t, Config{OrderMessageEnable: true})
-	c := dial(t, ns.Addr())
-	resp := c.call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4)))
+	c := rawframe.Dial(t, ns.Addr())
+	resp := c.Call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4)))
 	wantCode(t, resp, remoting.Success, "")
 	if len(resp.Body) != 0 || resp.Ext == nil || len(resp.Ext) != 0 {
 		t.Fatalf("register response ext %#v body %q, want {} and none", resp.Ext, resp.Body)
 	}
 	h := remoting.PutKVConfigRequestHeader{Namespace: "ORDER_TOPIC_CONFIG", Key: "T", Value: "b1:4"}
-	wantCode(t, c.call(headerReq(remoting.PutKVConfig, &h, nil)), remoting.Success, "")
+	wantCode(t, c.Call(headerReq(remoting.PutKVConfig, &h, nil)), remoting.Success, "")
 
-	resp = c.call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4)))
+	resp = c.Call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4)))
 	wantCode(t, resp, remoting.Success, "")
 	sameBytes(t, "register response body", resp.Body, []byte(`{"table":{"T":"b1:4"}}`))
 	if rd := route(t, c, "T"); rd.OrderTopicConf != "b1:4" {
@@ -443,14 +447,14 @@ func TestOrderTopicConfig(t *testing.T) {
 
 func TestSlaveRegistration(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
-	resp := c.call(registerReq("c", "b1", "a1s", 1, 1))
+	c := rawframe.Dial(t, ns.Addr())
+	resp := c.Call(registerReq("c", "b1", "a1s", 1, 1))
 	wantCode(t, resp, remoting.Success, "")
 	if len(resp.Ext) != 0 {
 		t.Fatalf("slave without master got %v", resp.Ext)
 	}
-	wantCode(t, c.call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4))), remoting.Success, "")
-	resp = c.call(registerReq("c", "b1", "a1s", 1, 1))
+	wantCode(t, c.Call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4))), remoting.Success, "")
+	resp = c.Call(registerReq("c", "b1", "a1s", 1, 1))
 	wantCode(t, resp, remoting.Success, "")
 	var rh remoting.RegisterBrokerResponseHeader
 	if err := rh.FromExt(resp.Ext); err != nil {
@@ -465,7 +469,7 @@ func TestCompressedRegistration(t *testing.T) {
 	for _, version := range []int32{409, 475} { // 5.x adds the mapping section
 		t.Run(strconv.Itoa(int(version)), func(t *testing.T) {
 			ns := startNS(t, Config{})
-			c := dial(t, ns.Addr())
+			c := rawframe.Dial(t, ns.Addr())
 			body, err := newRegisterBody(1, topic("T", 4), topic("U", 2)).AppendCompressed(nil, version)
 			if err != nil {
 				t.Fatal(err)
@@ -476,7 +480,7 @@ func TestCompressedRegistration(t *testing.T) {
 			}
 			req := headerReq(remoting.RegisterBroker, &h, body)
 			req.Version = version
-			wantCode(t, c.call(req), remoting.Success, "")
+			wantCode(t, c.Call(req), remoting.Success, "")
 			rd := route(t, c, "U")
 			if q := rd.QueueDatas[0]; q.ReadQueueNums != 2 || q.WriteQueueNums != 2 || q.Perm != 6 {
 				t.Fatalf("U queues %+v", q)
@@ -508,11 +512,11 @@ func TestRegisterBrokerErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := startNS(t, Config{})
-			c := dial(t, ns.Addr())
+			c := rawframe.Dial(t, ns.Addr())
 			req := *good
 			req.Ext = good.Ext.Clone()
 			tt.mutate(&req)
-			wantCode(t, c.call(&req), remoting.SystemError, tt.remark)
+			wantCode(t, c.Call(&req), remoting.SystemError, tt.remark)
 			if hasRoute(t, c, "T") {
 				t.Fatal("failed registration left a route")
 			}
@@ -522,22 +526,22 @@ func TestRegisterBrokerErrors(t *testing.T) {
 
 func TestRegisterWithoutCRCAndOldVersion(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
+	c := rawframe.Dial(t, ns.Addr())
 	// bodyCrc32 absent: not checked.
 	req := registerReq("c", "b1", "a1", 0, 1, topic("T", 4))
 	req.Ext.Del("bodyCrc32")
-	wantCode(t, c.call(req), remoting.Success, "")
+	wantCode(t, c.Call(req), remoting.Success, "")
 	// Before V3_0_11 (37) the body is a bare TopicConfigSerializeWrapper.
 	w := newRegisterBody(1, topic("Old", 3)).TopicConfigSerializeWrapper
 	body := w.AppendJSON(nil, remoting.JSONFastjson)
 	h := remoting.RegisterBrokerRequestHeader{BrokerName: "b2", BrokerAddr: "a2", ClusterName: "c", HAServerAddr: "ha", BodyCRC32: bodyCRC(body)}
-	wantCode(t, c.call(request(remoting.RegisterBroker, 36, h.AppendExt(nil), body)), remoting.Success, "")
+	wantCode(t, c.Call(request(remoting.RegisterBroker, 36, h.AppendExt(nil), body)), remoting.Success, "")
 	if rd := route(t, c, "Old"); rd.QueueDatas[0].ReadQueueNums != 3 {
 		t.Fatalf("old-style registration: %+v", rd)
 	}
 	// No body at all: the broker is registered without topics.
 	h = remoting.RegisterBrokerRequestHeader{BrokerName: "b3", BrokerAddr: "a3", ClusterName: "c", HAServerAddr: "ha"}
-	wantCode(t, c.call(headerReq(remoting.RegisterBroker, &h, nil)), remoting.Success, "")
+	wantCode(t, c.Call(headerReq(remoting.RegisterBroker, &h, nil)), remoting.Success, "")
 	if _, ok := clusterInfo(t, c).BrokerAddrTable["b3"]; !ok {
 		t.Fatal("body-less registration not recorded")
 	}
@@ -545,12 +549,12 @@ func TestRegisterWithoutCRCAndOldVersion(t *testing.T) {
 
 func TestQueryDataVersion(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
-	wantCode(t, c.call(registerReq("c", "b1", "a1", 0, 5)), remoting.Success, "")
+	c := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c.Call(registerReq("c", "b1", "a1", 0, 5)), remoting.Success, "")
 	query := func(addr string, v remoting.DataVersion) (bool, []byte) {
 		t.Helper()
 		h := remoting.QueryDataVersionRequestHeader{BrokerName: "b1", BrokerAddr: addr, ClusterName: "c"}
-		resp := c.call(headerReq(remoting.QueryDataVersion, &h, v.AppendJSON(nil, remoting.JSONFastjson)))
+		resp := c.Call(headerReq(remoting.QueryDataVersion, &h, v.AppendJSON(nil, remoting.JSONFastjson)))
 		wantCode(t, resp, remoting.Success, "")
 		var rh remoting.QueryDataVersionResponseHeader
 		if err := rh.FromExt(resp.Ext); err != nil {
@@ -574,9 +578,9 @@ func TestQueryDataVersion(t *testing.T) {
 
 func TestWritePermOfBroker(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
-	wantCode(t, c.call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4), topic("U", 4))), remoting.Success, "")
-	resp := c.call(headerReq(remoting.WipeWritePermOfBroker, &remoting.WipeWritePermOfBrokerRequestHeader{BrokerName: "b1"}, nil))
+	c := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c.Call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4), topic("U", 4))), remoting.Success, "")
+	resp := c.Call(headerReq(remoting.WipeWritePermOfBroker, &remoting.WipeWritePermOfBrokerRequestHeader{BrokerName: "b1"}, nil))
 	wantCode(t, resp, remoting.Success, "")
 	if v, _ := resp.Ext.Get("wipeTopicCount"); v != "2" {
 		t.Fatalf("wipeTopicCount %q", v)
@@ -584,7 +588,7 @@ func TestWritePermOfBroker(t *testing.T) {
 	if p := route(t, c, "T").QueueDatas[0].Perm; p != 4 {
 		t.Fatalf("perm after wipe %d", p)
 	}
-	resp = c.call(headerReq(remoting.AddWritePermOfBroker, &remoting.AddWritePermOfBrokerRequestHeader{BrokerName: "b1"}, nil))
+	resp = c.Call(headerReq(remoting.AddWritePermOfBroker, &remoting.AddWritePermOfBrokerRequestHeader{BrokerName: "b1"}, nil))
 	wantCode(t, resp, remoting.Success, "")
 	if v, _ := resp.Ext.Get("addTopicCount"); v != "2" {
 		t.Fatalf("addTopicCount %q", v)
@@ -596,13 +600,13 @@ func TestWritePermOfBroker(t *testing.T) {
 
 func TestRegisterTopicInNamesrv(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
-	wantCode(t, c.call(registerReq("c", "b1", "a1", 0, 1)), remoting.Success, "")
+	c := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c.Call(registerReq("c", "b1", "a1", 0, 1)), remoting.Success, "")
 	body := (&remoting.TopicRouteData{QueueDatas: []remoting.QueueData{
 		{BrokerName: "b1", ReadQueueNums: 2, WriteQueueNums: 2, Perm: 6},
 	}}).AppendJSON(nil, remoting.JSONFastjson)
 	ext := remoting.ExtFields{{Key: "topic", Value: "Static"}}
-	wantCode(t, c.call(request(remoting.RegisterTopicInNamesrv, remoting.DefaultVersion, ext, body)), remoting.Success, "")
+	wantCode(t, c.Call(request(remoting.RegisterTopicInNamesrv, remoting.DefaultVersion, ext, body)), remoting.Success, "")
 	if rd := route(t, c, "Static"); rd.QueueDatas[0].WriteQueueNums != 2 {
 		t.Fatalf("registered topic %+v", rd)
 	}
@@ -610,11 +614,11 @@ func TestRegisterTopicInNamesrv(t *testing.T) {
 
 func TestUnknownCode(t *testing.T) {
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
+	c := rawframe.Dial(t, ns.Addr())
 	for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
 		req := request(9999, remoting.DefaultVersion, nil, nil)
 		req.Serialize = st
-		resp := c.call(req)
+		resp := c.Call(req)
 		wantCode(t, resp, remoting.RequestCodeNotSupported, " request type 9999 not supported")
 		if resp.Serialize != st {
 			t.Fatalf("answered in serialize type %d, want %d", resp.Serialize, st)
@@ -626,8 +630,8 @@ func TestUnknownCode(t *testing.T) {
 // connection; other clients keep working.
 func TestMalformedFramesIsolated(t *testing.T) {
 	ns := startNS(t, Config{})
-	good := dial(t, ns.Addr())
-	wantCode(t, good.call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4))), remoting.Success, "")
+	good := rawframe.Dial(t, ns.Addr())
+	wantCode(t, good.Call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4))), remoting.Success, "")
 	tests := []struct {
 		name  string
 		frame []byte
@@ -640,9 +644,9 @@ func TestMalformedFramesIsolated(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bad := dial(t, ns.Addr())
-			bad.write(tt.frame)
-			if !bad.waitClosed(5 * time.Second) {
+			bad := rawframe.Dial(t, ns.Addr())
+			bad.Write(tt.frame)
+			if !bad.WaitClosed(5 * time.Second) {
 				t.Fatal("server kept the connection that sent garbage")
 			}
 			if !hasRoute(t, good, "T") {
@@ -651,14 +655,14 @@ func TestMalformedFramesIsolated(t *testing.T) {
 		})
 	}
 	// A half-written frame from another client does not block anyone.
-	partial := dial(t, ns.Addr())
+	partial := rawframe.Dial(t, ns.Addr())
 	frame, _ := routeReq("T", 409, nil).AppendFrame(nil)
-	partial.write(frame[:len(frame)-3])
+	partial.Write(frame[:len(frame)-3])
 	if !hasRoute(t, good, "T") {
 		t.Fatal("good client blocked by a partial frame")
 	}
-	partial.write(frame[len(frame)-3:])
-	wantCode(t, partial.read(), remoting.Success, "")
+	partial.Write(frame[len(frame)-3:])
+	wantCode(t, partial.Read(), remoting.Success, "")
 }
 
 func TestLifecycle(t *testing.T) {
@@ -685,15 +689,15 @@ func TestLifecycle(t *testing.T) {
 	if err := ns.Start("127.0.0.1:0"); err == nil {
 		t.Fatal("second Start succeeded")
 	}
-	c := dial(t, ns.Addr())
-	wantCode(t, c.call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4))), remoting.Success, "")
+	c := rawframe.Dial(t, ns.Addr())
+	wantCode(t, c.Call(registerReq("c", "b1", "a1", 0, 1, topic("T", 4))), remoting.Success, "")
 	if err := ns.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	if err := ns.Close(ctx); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if !c.waitClosed(5 * time.Second) {
+	if !c.WaitClosed(5 * time.Second) {
 		t.Fatal("connection open after Close")
 	}
 	if _, err := New(Config{BrokerExpiry: -1}); !errors.Is(err, ErrInvalidConfig) {
@@ -707,14 +711,14 @@ func TestLifecycle(t *testing.T) {
 func TestRegisterRacingClose(t *testing.T) {
 	ns := startNS(t, Config{})
 	for i := range 30 {
-		c := dial(t, ns.Addr())
+		c := rawframe.Dial(t, ns.Addr())
 		req := registerReq("c", "b"+strconv.Itoa(i), "a"+strconv.Itoa(i), 0, 1, topic("T"+strconv.Itoa(i), 1))
 		req.Flag |= remoting.FlagOneway
-		c.send(req)
-		c.nc.Close()
+		c.Send(req)
+		c.NetConn().Close()
 	}
-	q := dial(t, ns.Addr())
-	poll(t, 5*time.Second, "every broker to be gone", func() bool {
+	q := rawframe.Dial(t, ns.Addr())
+	testutil.WaitFor(t, 5*time.Second, "every broker to be gone", func() bool {
 		return len(clusterInfo(t, q).BrokerAddrTable) == 0
 	})
 }

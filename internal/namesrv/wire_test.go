@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 // Replays of frames captured between a 4.9.8 NameServer, its broker, the
@@ -66,10 +68,10 @@ func sameResponse(t *testing.T, got, want *remoting.Command) {
 	sameBytes(t, "body", got.Body, want.Body)
 }
 
-func replayRegistrations(t *testing.T, c *client, idx map[int]wireFrame) {
+func replayRegistrations(t *testing.T, c *rawframe.Conn, idx map[int]wireFrame) {
 	t.Helper()
 	for _, n := range registrations {
-		resp := c.replay(wireFile(t, n))
+		resp := c.Replay(wireFile(t, n))
 		f := idx[n]
 		if f.Oneway {
 			if resp != nil {
@@ -84,12 +86,12 @@ func replayRegistrations(t *testing.T, c *client, idx map[int]wireFrame) {
 func TestWireReplay(t *testing.T) {
 	idx := loadIndex(t)
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
+	c := rawframe.Dial(t, ns.Addr())
 	t.Run("register", func(t *testing.T) { replayRegistrations(t, c, idx) })
 	// The Go run came after the last captured registration; add its
 	// topics as the broker would have.
 	goTopics := []remoting.TopicConfig{topic("GoldenTopicGo", 4), topic("%RETRY%GoldenPushGo", 1)}
-	wantCode(t, c.call(registerReq("DefaultCluster", "broker-a", "127.0.0.1:10911", 0, 738, goTopics...)),
+	wantCode(t, c.Call(registerReq("DefaultCluster", "broker-a", "127.0.0.1:10911", 0, 738, goTopics...)),
 		remoting.Success, "")
 
 	// Every captured route and cluster-info request whose answer was
@@ -111,7 +113,7 @@ func TestWireReplay(t *testing.T) {
 	for _, n := range ns2 {
 		f := idx[n]
 		t.Run(strconv.Itoa(n)+"-"+f.Client, func(t *testing.T) {
-			resp := c.replay(wireFile(t, n))
+			resp := c.Replay(wireFile(t, n))
 			want := wireCommand(t, *f.Pair)
 			if resp.Code != want.Code || resp.Serialize != want.Serialize {
 				t.Fatalf("response code %d serialize %d, want %d %d", resp.Code, resp.Serialize, want.Code, want.Serialize)
@@ -135,7 +137,7 @@ func TestWireReplay(t *testing.T) {
 			}
 		}
 		for _, n := range []int{11, 191, 327} { // Java JSON, Java ROCKETMQ, Go
-			resp := c.replay(wireFile(t, n))
+			resp := c.Replay(wireFile(t, n))
 			wantCode(t, resp, remoting.Success, "")
 			var tl remoting.TopicList
 			if err := tl.DecodeJSON(resp.Body); err != nil {
@@ -157,11 +159,11 @@ func TestWireReplay(t *testing.T) {
 func TestWireTopicNotExist(t *testing.T) {
 	idx := loadIndex(t)
 	ns := startNS(t, Config{})
-	c := dial(t, ns.Addr())
-	c.replay(wireFile(t, 4))                // only GoldenTopicJava exists
+	c := rawframe.Dial(t, ns.Addr())
+	c.Replay(wireFile(t, 4))                // only GoldenTopicJava exists
 	for _, n := range []int{21, 197, 329} { // Java JSON, Java ROCKETMQ, Go
 		t.Run(strconv.Itoa(n), func(t *testing.T) {
-			resp := c.replay(wireFile(t, n))
+			resp := c.Replay(wireFile(t, n))
 			want := wireCommand(t, *idx[n].Pair)
 			if want.Code != remoting.TopicNotExist {
 				t.Fatalf("captured answer is %d", want.Code)

@@ -46,6 +46,11 @@ type Config struct {
 
 	// TCPDelay turns Nagle's algorithm back on (TCP_NODELAY is set by default).
 	TCPDelay bool
+
+	// OnPanic, when set, is called on the handler's goroutine with each
+	// handler panic, after it is logged and before SYSTEM_ERROR is sent
+	// (rmqtest fails the test that caused it).
+	OnPanic func(code int32, v any)
 }
 
 func (c Config) withDefaults() Config {

@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 // inlineServer counts where each request of codeEcho was served: by the
@@ -41,9 +45,9 @@ func (is *inlineServer) start(t *testing.T) string {
 
 func TestInlineServesALoneRequest(t *testing.T) {
 	var is inlineServer
-	c := dial(t, is.start(t))
+	c := rawframe.Dial(t, is.start(t))
 	for i := range 5 {
-		resp := c.call(req(codeEcho, int32(i), remoting.SerializeJSON, "fast"+strconv.Itoa(i)))
+		resp := c.CallNext(req(codeEcho, int32(i), remoting.SerializeJSON, "fast"+strconv.Itoa(i)))
 		if string(resp.Body) != "fast"+strconv.Itoa(i) || resp.Code != remoting.Success {
 			t.Fatalf("response %d: code %d body %q", i, resp.Code, resp.Body)
 		}
@@ -55,8 +59,8 @@ func TestInlineServesALoneRequest(t *testing.T) {
 
 func TestInlineDeclinedGoesToWorker(t *testing.T) {
 	var is inlineServer
-	c := dial(t, is.start(t))
-	resp := c.call(req(codeEcho, 7, remoting.SerializeRocketMQ, "slow path"))
+	c := rawframe.Dial(t, is.start(t))
+	resp := c.CallNext(req(codeEcho, 7, remoting.SerializeRocketMQ, "slow path"))
 	if string(resp.Body) != "slow path" || resp.Serialize != remoting.SerializeRocketMQ {
 		t.Fatalf("declined request answered with %q in %v", resp.Body, resp.Serialize)
 	}
@@ -67,13 +71,13 @@ func TestInlineDeclinedGoesToWorker(t *testing.T) {
 
 func TestInlinePanicIsSystemError(t *testing.T) {
 	var is inlineServer
-	c := dial(t, is.start(t))
-	resp := c.call(req(codeEcho, 3, remoting.SerializeJSON, "panic"))
+	c := rawframe.Dial(t, is.start(t))
+	resp := c.CallNext(req(codeEcho, 3, remoting.SerializeJSON, "panic"))
 	if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, "inline boom") {
 		t.Fatalf("panic answered with code %d remark %q", resp.Code, resp.Remark)
 	}
 	// The loop survived: the connection still works.
-	if resp := c.call(req(codeEcho, 4, remoting.SerializeJSON, "after")); string(resp.Body) != "after" {
+	if resp := c.CallNext(req(codeEcho, 4, remoting.SerializeJSON, "after")); string(resp.Body) != "after" {
 		t.Fatalf("after the panic: body %q", resp.Body)
 	}
 }
@@ -94,15 +98,15 @@ func TestInlineBurstInOrderAndCorked(t *testing.T) {
 		conn.Store(c)
 		return echo(ctx, c, req), true
 	})
-	cl := dial(t, startServer(t, s))
+	cl := rawframe.Dial(t, startServer(t, s))
 	const n = 32
 	var burst []byte
 	for i := range n {
-		burst = append(burst, frame(t, req(codeEcho, int32(i), remoting.SerializeJSON, strconv.Itoa(i)))...)
+		burst = append(burst, rawframe.Frame(t, req(codeEcho, int32(i), remoting.SerializeJSON, strconv.Itoa(i)))...)
 	}
-	cl.writeRaw(burst)
+	cl.Write(burst)
 	for i := range n {
-		resp := cl.mustRead()
+		resp := cl.Read()
 		if resp.Opaque != int32(i) || string(resp.Body) != strconv.Itoa(i) {
 			t.Fatalf("response %d: opaque %d body %q; want the burst's order", i, resp.Opaque, resp.Body)
 		}
@@ -124,7 +128,7 @@ func TestInlineBurstInOrderAndCorked(t *testing.T) {
 // A declined request's reply from a worker is not stranded by the cork.
 func TestInlineMixedBurst(t *testing.T) {
 	var is inlineServer
-	cl := dial(t, is.start(t))
+	cl := rawframe.Dial(t, is.start(t))
 	const n = 40
 	var burst []byte
 	for i := range n {
@@ -132,12 +136,12 @@ func TestInlineMixedBurst(t *testing.T) {
 		if i%3 == 0 {
 			body = "slow"
 		}
-		burst = append(burst, frame(t, req(codeEcho, int32(i), remoting.SerializeJSON, body))...)
+		burst = append(burst, rawframe.Frame(t, req(codeEcho, int32(i), remoting.SerializeJSON, body))...)
 	}
-	cl.writeRaw(burst)
+	cl.Write(burst)
 	seen := map[int32]bool{}
 	for range n {
-		resp := cl.mustRead()
+		resp := cl.Read()
 		if resp.Code != remoting.Success || seen[resp.Opaque] {
 			t.Fatalf("response opaque %d code %d (seen before: %v)", resp.Opaque, resp.Code, seen[resp.Opaque])
 		}
@@ -163,8 +167,8 @@ func TestInlineAndClose(t *testing.T) {
 	if err := s.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	c := dial(t, s.Addr())
-	c.send(req(codeEcho, 1, remoting.SerializeJSON, "x"))
+	c := rawframe.Dial(t, s.Addr())
+	c.Send(req(codeEcho, 1, remoting.SerializeJSON, "x"))
 	recv(t, entered, "the inline handler to start")
 	closed := make(chan error, 1)
 	go func() {
@@ -201,17 +205,17 @@ func TestInlineRepliesSurviveAFullSocket(t *testing.T) {
 		r := req(codeEcho, int32(i), remoting.SerializeRocketMQ, "")
 		r.Body = body
 		binary.BigEndian.PutUint32(body, uint32(i))
-		all = append(all, frame(t, r)...)
+		all = append(all, rawframe.Frame(t, r)...)
 	}
 	writeErr := make(chan error, 1)
-	go func() { _, err := cl.nc.Write(all); writeErr <- err }()
-	waitFor(t, "replies to back up into gnet", func() bool {
+	go func() { _, err := cl.NetConn().Write(all); writeErr <- err }()
+	testutil.WaitFor(t, 0, "replies to back up into gnet", func() bool {
 		sc.mu.Lock()
 		defer sc.mu.Unlock()
 		return sc.viaLoop
 	})
 	for i := range n {
-		got, err := cl.read(10 * time.Second)
+		got, err := cl.ReadErr(10 * time.Second)
 		if err != nil {
 			t.Fatalf("reply %d: %v", i, err)
 		}
@@ -233,11 +237,11 @@ func TestCorkFromAnotherGoroutine(t *testing.T) {
 		got <- heldReq{c, req}
 		return nil // answered later
 	})
-	cl := dial(t, startServer(t, s))
+	cl := rawframe.Dial(t, startServer(t, s))
 	const n = 3
 	var reqs []heldReq
 	for i := range n {
-		cl.send(req(codeEcho, int32(i), remoting.SerializeJSON, strconv.Itoa(i)))
+		cl.Send(req(codeEcho, int32(i), remoting.SerializeJSON, strconv.Itoa(i)))
 		reqs = append(reqs, recv(t, got, "request "+strconv.Itoa(i)))
 	}
 	c := reqs[0].c
@@ -264,7 +268,7 @@ func TestCorkFromAnotherGoroutine(t *testing.T) {
 	}
 	c.Uncork()
 	for i := range n {
-		resp := cl.mustRead()
+		resp := cl.Read()
 		if resp.Opaque != int32(i) || string(resp.Body) != strconv.Itoa(i) {
 			t.Fatalf("reply %d: opaque %d body %q", i, resp.Opaque, resp.Body)
 		}
@@ -296,18 +300,18 @@ func TestDeclinedBodyOutlivesTheBuffer(t *testing.T) {
 		}
 		return echo(ctx, c, req), true
 	})
-	cl := dial(t, startServer(t, s))
+	cl := rawframe.Dial(t, startServer(t, s))
 	slow := "slow-" + strings.Repeat("s", 3000)
-	cl.send(req(codeEcho, 1, remoting.SerializeJSON, slow))
+	cl.Send(req(codeEcho, 1, remoting.SerializeJSON, slow))
 	for i := range 20 {
 		fast := strings.Repeat(strconv.Itoa(i%10), 3000+i)
-		resp := cl.call(req(codeEcho, int32(10+i), remoting.SerializeJSON, fast))
+		resp := cl.CallNext(req(codeEcho, int32(10+i), remoting.SerializeJSON, fast))
 		if string(resp.Body) != fast {
 			t.Fatalf("inline reply %d: body of %d bytes, want the request's %d", i, len(resp.Body), len(fast))
 		}
 	}
 	close(release)
-	if resp := cl.mustRead(); resp.Opaque != 1 || string(resp.Body) != slow {
+	if resp := cl.Read(); resp.Opaque != 1 || string(resp.Body) != slow {
 		t.Fatalf("declined request answered with opaque %d and a body that differs from the one sent", resp.Opaque)
 	}
 }

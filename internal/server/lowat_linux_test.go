@@ -7,6 +7,10 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 // The loop asks the kernel to wake it only once the frame it waits for is
@@ -37,27 +41,27 @@ func TestWakeOnlyForWholeFrames(t *testing.T) {
 		{"beyond the cap", 200 << 10, []int{50 << 10}, []int{1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := frame(t, req(codeEcho, 5, remoting.SerializeJSON, string(make([]byte, tc.body))))
+			f := rawframe.Frame(t, req(codeEcho, 5, remoting.SerializeJSON, string(make([]byte, tc.body))))
 			prev := 0
 			for i, cut := range tc.cuts {
-				cl.writeRaw(f[prev:cut])
+				cl.Write(f[prev:cut])
 				prev = cut
 				want := tc.lowats[i]
 				if want < 0 {
 					want = len(f) - tc.cuts[0]
 				}
-				waitFor(t, fmt.Sprint("SO_RCVLOWAT ", want), func() bool { return lowat() == want })
-				time.Sleep(20 * time.Millisecond)
+				testutil.WaitFor(t, 0, fmt.Sprint("SO_RCVLOWAT ", want), func() bool { return lowat() == want })
+				time.Sleep(20 * time.Millisecond) // the wait is the assertion: it stays there
 				if got := lowat(); got != want {
 					t.Fatalf("after %d of %d bytes SO_RCVLOWAT = %d, want %d", cut, len(f), got, want)
 				}
 			}
-			cl.writeRaw(f[prev:])
-			if resp := cl.mustRead(); resp.Opaque != 5 || len(resp.Body) != tc.body {
+			cl.Write(f[prev:])
+			if resp := cl.Read(); resp.Opaque != 5 || len(resp.Body) != tc.body {
 				t.Fatalf("opaque %d body %d bytes", resp.Opaque, len(resp.Body))
 			}
 			// At a frame boundary the loop waits for a length prefix.
-			waitFor(t, "SO_RCVLOWAT back at a boundary", func() bool { return lowat() == 4 })
+			testutil.WaitFor(t, 0, "SO_RCVLOWAT back at a boundary", func() bool { return lowat() == 4 })
 		})
 	}
 }

@@ -450,6 +450,9 @@ func (s *Server) callInline(c *Conn, f InlineHandler, req *remoting.Command) (re
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("handler panic", logKeyCode, req.Code, logKeyOpaque, req.Opaque, logKeyRemote, c.remoteStr, "panic", r)
+			if s.cfg.OnPanic != nil {
+				s.cfg.OnPanic(req.Code, r)
+			}
 			resp, ok = remoting.NewResponse(remoting.SystemError, fmt.Sprint(r)), true
 		}
 	}()
@@ -611,6 +614,9 @@ func (s *Server) call(c *Conn, h Handler, req *remoting.Command) (resp *remoting
 	defer func() {
 		if r := recover(); r != nil {
 			s.log.Error("handler panic", logKeyCode, req.Code, logKeyOpaque, req.Opaque, logKeyRemote, c.remoteStr, "panic", r)
+			if s.cfg.OnPanic != nil {
+				s.cfg.OnPanic(req.Code, r)
+			}
 			resp = remoting.NewResponse(remoting.SystemError, fmt.Sprint(r))
 		}
 	}()

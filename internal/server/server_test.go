@@ -14,18 +14,22 @@ import (
 
 	"github.com/go-rocketmq/rocketmq/internal/testlog"
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 )
 
 func TestRoundTrip(t *testing.T) {
 	s := New(Config{})
 	s.Handle(codeEcho, echo)
 	addr := startServer(t, s)
-	c := dial(t, addr)
+	c := rawframe.Dial(t, addr)
 	for i, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
 		t.Run(strconv.Itoa(int(st)), func(t *testing.T) {
-			c.t = t
+			c.ReportTo(t)
 			r := req(codeEcho, int32(100+i), st, "hello "+strconv.Itoa(i))
-			resp := c.call(r)
+			resp := c.CallNext(r)
 			if resp.Serialize != st {
 				t.Errorf("response serialize type %d, want the request's %d", resp.Serialize, st)
 			}
@@ -49,17 +53,17 @@ func TestFraming(t *testing.T) {
 	addr := startServer(t, s)
 
 	t.Run("many frames in one write", func(t *testing.T) {
-		c := dial(t, addr)
+		c := rawframe.Dial(t, addr)
 		const n = 3*maxFramesPerEvent + 7 // more than one event's cap
 		var all []byte
 		for i := range n {
 			st := remoting.SerializeType(i % 2)
-			all = append(all, frame(t, req(codeEcho, int32(i+1), st, strconv.Itoa(i)))...)
+			all = append(all, rawframe.Frame(t, req(codeEcho, int32(i+1), st, strconv.Itoa(i)))...)
 		}
-		c.writeRaw(all)
+		c.Write(all)
 		seen := make(map[int32]bool)
 		for range n {
-			resp := c.mustRead()
+			resp := c.Read()
 			i := resp.Opaque - 1
 			if i < 0 || i >= n || seen[resp.Opaque] {
 				t.Fatalf("unexpected or repeated opaque %d", resp.Opaque)
@@ -75,13 +79,13 @@ func TestFraming(t *testing.T) {
 	})
 
 	t.Run("frame split byte by byte", func(t *testing.T) {
-		c := dial(t, addr)
+		c := rawframe.Dial(t, addr)
 		for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
 			r := req(codeEcho, 7, st, "split me")
-			for _, b := range frame(t, r) {
-				c.writeRaw([]byte{b})
+			for _, b := range rawframe.Frame(t, r) {
+				c.Write([]byte{b})
 			}
-			resp := c.mustRead()
+			resp := c.Read()
 			if resp.Opaque != 7 || string(resp.Body) != "split me" {
 				t.Fatalf("got opaque %d body %q", resp.Opaque, resp.Body)
 			}
@@ -89,21 +93,21 @@ func TestFraming(t *testing.T) {
 	})
 
 	t.Run("every split point as two writes", func(t *testing.T) {
-		c := dial(t, addr)
-		f := frame(t, req(codeEcho, 9, remoting.SerializeRocketMQ, "two writes"))
+		c := rawframe.Dial(t, addr)
+		f := rawframe.Frame(t, req(codeEcho, 9, remoting.SerializeRocketMQ, "two writes"))
 		for cut := 1; cut < len(f); cut++ {
-			c.writeRaw(f[:cut])
-			c.writeRaw(f[cut:])
-			if resp := c.mustRead(); resp.Opaque != 9 {
+			c.Write(f[:cut])
+			c.Write(f[cut:])
+			if resp := c.Read(); resp.Opaque != 9 {
 				t.Fatalf("cut %d: opaque %d", cut, resp.Opaque)
 			}
 		}
 	})
 
 	t.Run("large frame", func(t *testing.T) {
-		c := dial(t, addr)
+		c := rawframe.Dial(t, addr)
 		body := strings.Repeat("x", 3<<20) // spans many reads
-		resp := c.call(req(codeEcho, 11, remoting.SerializeJSON, body))
+		resp := c.CallNext(req(codeEcho, 11, remoting.SerializeJSON, body))
 		if len(resp.Body) != len(body) {
 			t.Fatalf("body %d bytes, want %d", len(resp.Body), len(body))
 		}
@@ -114,9 +118,9 @@ func TestUnknownCode(t *testing.T) {
 	s := New(Config{})
 	s.Handle(codeEcho, echo)
 	addr := startServer(t, s)
-	c := dial(t, addr)
+	c := rawframe.Dial(t, addr)
 	for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
-		resp := c.call(req(codeUnknown, 5, st, ""))
+		resp := c.CallNext(req(codeUnknown, 5, st, ""))
 		if resp.Code != remoting.RequestCodeNotSupported {
 			t.Errorf("code %d, want REQUEST_CODE_NOT_SUPPORTED", resp.Code)
 		}
@@ -127,7 +131,7 @@ func TestUnknownCode(t *testing.T) {
 			t.Errorf("serialize %d, want %d", resp.Serialize, st)
 		}
 		// The connection is still served.
-		if resp := c.call(req(codeEcho, 6, st, "after")); string(resp.Body) != "after" {
+		if resp := c.CallNext(req(codeEcho, 6, st, "after")); string(resp.Body) != "after" {
 			t.Errorf("echo after unknown code: %q", resp.Body)
 		}
 	}
@@ -138,8 +142,8 @@ func TestHandleDefault(t *testing.T) {
 	s.HandleDefault(func(_ context.Context, _ *Conn, r *remoting.Command) *remoting.Command {
 		return remoting.NewResponse(remoting.Success, "default "+strconv.Itoa(int(r.Code)))
 	})
-	c := dial(t, startServer(t, s))
-	if resp := c.call(req(codeUnknown, 1, remoting.SerializeJSON, "")); resp.Remark != "default 9999" {
+	c := rawframe.Dial(t, startServer(t, s))
+	if resp := c.CallNext(req(codeUnknown, 1, remoting.SerializeJSON, "")); resp.Remark != "default 9999" {
 		t.Errorf("remark %q", resp.Remark)
 	}
 }
@@ -155,17 +159,17 @@ func TestOnewayGetsNoReply(t *testing.T) {
 				}
 				return echo(ctx, c, r)
 			})
-			c := dial(t, startServer(t, s))
+			c := rawframe.Dial(t, startServer(t, s))
 			ow := req(code, 1, remoting.SerializeJSON, "oneway")
 			ow.Flag |= remoting.FlagOneway
-			c.send(ow)
+			c.Send(ow)
 			if code == codeEcho {
 				if op := recv(t, called, "oneway handler"); op != 1 {
 					t.Fatalf("handler saw opaque %d", op)
 				}
 			}
 			// The next frame must answer the normal request, not the oneway one.
-			if resp := c.call(req(codeEcho, 2, remoting.SerializeJSON, "normal")); string(resp.Body) != "normal" {
+			if resp := c.CallNext(req(codeEcho, 2, remoting.SerializeJSON, "normal")); string(resp.Body) != "normal" {
 				t.Errorf("body %q", resp.Body)
 			}
 		})
@@ -173,7 +177,7 @@ func TestOnewayGetsNoReply(t *testing.T) {
 }
 
 func TestBadFrameClosesOnlyThatConn(t *testing.T) {
-	good := frame(t, req(codeEcho, 1, remoting.SerializeJSON, "x"))
+	good := rawframe.Frame(t, req(codeEcho, 1, remoting.SerializeJSON, "x"))
 	badType := append([]byte(nil), good...)
 	badType[4] = 7 // serialize type byte of the header word
 	negative := binary.BigEndian.AppendUint32(nil, 0x80000000)
@@ -199,29 +203,29 @@ func TestBadFrameClosesOnlyThatConn(t *testing.T) {
 			s := New(Config{Logger: logs.Logger(), MaxFrameSize: 64 << 10})
 			s.Handle(codeEcho, echo)
 			addr := startServer(t, s)
-			other := dial(t, addr)
-			other.call(req(codeEcho, 1, remoting.SerializeRocketMQ, "before"))
+			other := rawframe.Dial(t, addr)
+			other.CallNext(req(codeEcho, 1, remoting.SerializeRocketMQ, "before"))
 
-			bad := dial(t, addr)
-			bad.writeRaw(tt.raw)
-			bad.expectClosed()
-			waitFor(t, "bad frame log", func() bool { return strings.Contains(logs.String(), "bad frame") })
+			bad := rawframe.Dial(t, addr)
+			bad.Write(tt.raw)
+			bad.ExpectClosed(5 * time.Second)
+			testutil.WaitFor(t, 0, "bad frame log", func() bool { return strings.Contains(logs.String(), "bad frame") })
 
-			if resp := other.call(req(codeEcho, 2, remoting.SerializeRocketMQ, "after")); string(resp.Body) != "after" {
+			if resp := other.CallNext(req(codeEcho, 2, remoting.SerializeRocketMQ, "after")); string(resp.Body) != "after" {
 				t.Errorf("other connection: body %q", resp.Body)
 			}
-			third := dial(t, addr)
-			third.call(req(codeEcho, 3, remoting.SerializeJSON, "new"))
+			third := rawframe.Dial(t, addr)
+			third.CallNext(req(codeEcho, 3, remoting.SerializeJSON, "new"))
 		})
 	}
 }
 
 func TestInvoke(t *testing.T) {
-	newServer := func(t *testing.T, cfg Config) (*client, *Conn) {
+	newServer := func(t *testing.T, cfg Config) (*rawframe.Conn, *Conn) {
 		opened := make(chan *Conn, 1)
 		s := New(cfg)
 		s.OnConnOpen(func(c *Conn) { opened <- c })
-		cl := dial(t, startServer(t, s))
+		cl := rawframe.Dial(t, startServer(t, s))
 		return cl, recv(t, opened, "OnConnOpen")
 	}
 	type result struct {
@@ -243,14 +247,14 @@ func TestInvoke(t *testing.T) {
 			r := remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil)
 			r.Serialize = st
 			res := invoke(context.Background(), sc, r)
-			got := cl.mustRead()
+			got := cl.Read()
 			if got.IsResponse() || got.IsOneway() || got.Code != remoting.GetConsumerRunningInfo || got.Serialize != st {
 				t.Fatalf("client got code %d flag %#x serialize %d", got.Code, got.Flag, got.Serialize)
 			}
 			resp := remoting.NewResponse(remoting.Success, "info")
 			resp.Opaque = got.Opaque
 			resp.Serialize = got.Serialize
-			cl.send(resp)
+			cl.Send(resp)
 			out := recv(t, res, "Invoke")
 			if out.err != nil || out.resp.Remark != "info" || out.resp.Opaque != got.Opaque {
 				t.Fatalf("Invoke = %+v, %v", out.resp, out.err)
@@ -264,7 +268,7 @@ func TestInvoke(t *testing.T) {
 	t.Run("times out", func(t *testing.T) {
 		cl, sc := newServer(t, Config{InvokeTimeout: 50 * time.Millisecond})
 		res := invoke(context.Background(), sc, remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil))
-		got := cl.mustRead()
+		got := cl.Read()
 		out := recv(t, res, "Invoke")
 		if !errors.Is(out.err, ErrTimeout) || !errors.Is(out.err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want ErrTimeout", out.err)
@@ -272,12 +276,12 @@ func TestInvoke(t *testing.T) {
 		// A late answer is dropped and the connection keeps working.
 		late := remoting.NewResponse(remoting.Success, "late")
 		late.Opaque = got.Opaque
-		cl.send(late)
+		cl.Send(late)
 		res = invoke(context.Background(), sc, remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil))
-		got = cl.mustRead()
+		got = cl.Read()
 		ok := remoting.NewResponse(remoting.Success, "ok")
 		ok.Opaque = got.Opaque
-		cl.send(ok)
+		cl.Send(ok)
 		if out := recv(t, res, "Invoke"); out.err != nil || out.resp.Remark != "ok" {
 			t.Fatalf("second Invoke = %+v, %v", out.resp, out.err)
 		}
@@ -289,8 +293,8 @@ func TestInvoke(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		res := invoke(ctx, sc, remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil))
-		cl.mustRead()
-		cl.nc.Close()
+		cl.Read()
+		cl.NetConn().Close()
 		out := recv(t, res, "Invoke")
 		if !errors.Is(out.err, ErrConnClosed) {
 			t.Fatalf("err = %v, want ErrConnClosed", out.err)
@@ -312,7 +316,7 @@ func TestInvoke(t *testing.T) {
 		if err := sc.InvokeOneway(r); err != nil {
 			t.Fatal(err)
 		}
-		got := cl.mustRead()
+		got := cl.Read()
 		if !got.IsOneway() || got.IsResponse() || got.Code != remoting.NotifyConsumerIDsChanged {
 			t.Fatalf("got code %d flag %#x", got.Code, got.Flag)
 		}
@@ -330,17 +334,17 @@ func TestLongPollReplyLater(t *testing.T) {
 		return nil
 	})
 	s.Handle(codeEcho, echo)
-	cl := dial(t, startServer(t, s))
-	cl.send(req(remoting.PullMessage, 42, remoting.SerializeRocketMQ, ""))
+	cl := rawframe.Dial(t, startServer(t, s))
+	cl.Send(req(remoting.PullMessage, 42, remoting.SerializeRocketMQ, ""))
 	h := recv(t, parked, "parked pull")
 
 	// While the pull is parked the connection serves other requests.
-	cl.call(req(codeEcho, 43, remoting.SerializeJSON, "meanwhile"))
+	cl.CallNext(req(codeEcho, 43, remoting.SerializeJSON, "meanwhile"))
 
 	if err := h.c.Reply(h.req, remoting.NewResponse(remoting.PullNotFound, "no new message")); err != nil {
 		t.Fatal(err)
 	}
-	resp := cl.mustRead()
+	resp := cl.Read()
 	if resp.Opaque != 42 || resp.Code != remoting.PullNotFound || !resp.IsResponse() || resp.Serialize != remoting.SerializeRocketMQ {
 		t.Fatalf("got opaque %d code %d flag %#x serialize %d", resp.Opaque, resp.Code, resp.Flag, resp.Serialize)
 	}
@@ -355,20 +359,20 @@ func TestBusy(t *testing.T) {
 		<-release
 		return echo(ctx, c, r)
 	})
-	cl := dial(t, startServer(t, s))
-	cl.send(req(codeEcho, 1, remoting.SerializeJSON, "slow"))
+	cl := rawframe.Dial(t, startServer(t, s))
+	cl.Send(req(codeEcho, 1, remoting.SerializeJSON, "slow"))
 	recv(t, entered, "first handler")
-	resp := cl.call(req(codeEcho, 2, remoting.SerializeJSON, "rejected"))
+	resp := cl.CallNext(req(codeEcho, 2, remoting.SerializeJSON, "rejected"))
 	if resp.Code != remoting.SystemBusy || !strings.Contains(resp.Remark, "busy") {
 		t.Fatalf("code %d remark %q, want SYSTEM_BUSY", resp.Code, resp.Remark)
 	}
 	close(release)
-	if resp := cl.mustRead(); resp.Opaque != 1 || resp.Code != remoting.Success {
+	if resp := cl.Read(); resp.Opaque != 1 || resp.Code != remoting.Success {
 		t.Fatalf("first request: opaque %d code %d", resp.Opaque, resp.Code)
 	}
 	// Capacity is back.
 	go func() { <-entered }()
-	if resp := cl.call(req(codeEcho, 3, remoting.SerializeJSON, "ok")); resp.Code != remoting.Success {
+	if resp := cl.CallNext(req(codeEcho, 3, remoting.SerializeJSON, "ok")); resp.Code != remoting.Success {
 		t.Fatalf("after release: code %d", resp.Code)
 	}
 }
@@ -376,8 +380,8 @@ func TestBusy(t *testing.T) {
 func TestHandlerPanic(t *testing.T) {
 	s := New(Config{})
 	s.Handle(codeEcho, func(context.Context, *Conn, *remoting.Command) *remoting.Command { panic("boom") })
-	cl := dial(t, startServer(t, s))
-	resp := cl.call(req(codeEcho, 1, remoting.SerializeJSON, ""))
+	cl := rawframe.Dial(t, startServer(t, s))
+	resp := cl.CallNext(req(codeEcho, 1, remoting.SerializeJSON, ""))
 	if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, "boom") {
 		t.Fatalf("code %d remark %q", resp.Code, resp.Remark)
 	}
@@ -401,22 +405,22 @@ func TestConnState(t *testing.T) {
 	if port == "0" || port == "" {
 		t.Fatalf("Addr() = %q, want the real port", addr)
 	}
-	cl := dial(t, addr)
+	cl := rawframe.Dial(t, addr)
 	sc := recv(t, opened, "OnConnOpen")
-	if got, want := sc.RemoteAddrPort().String(), cl.nc.LocalAddr().String(); got != want {
+	if got, want := sc.RemoteAddrPort().String(), cl.NetConn().LocalAddr().String(); got != want {
 		t.Errorf("RemoteAddrPort %s, want %s", got, want)
 	}
-	if got, want := sc.LocalAddr().String(), cl.nc.RemoteAddr().String(); got != want {
+	if got, want := sc.LocalAddr().String(), cl.NetConn().RemoteAddr().String(); got != want {
 		t.Errorf("LocalAddr %s, want %s", got, want)
 	}
-	cl.call(req(codeEcho, 1, remoting.SerializeJSON, "client-1"))
-	if resp := cl.call(req(codeEcho, 2, remoting.SerializeJSON, "")); resp.Remark != "client-1" {
+	cl.CallNext(req(codeEcho, 1, remoting.SerializeJSON, "client-1"))
+	if resp := cl.CallNext(req(codeEcho, 2, remoting.SerializeJSON, "")); resp.Remark != "client-1" {
 		t.Errorf("value %q", resp.Remark)
 	}
 	if sc.IsClosed() {
 		t.Fatal("closed too early")
 	}
-	cl.nc.Close()
+	cl.NetConn().Close()
 	if c := recv(t, closed, "OnConnClose"); c != sc {
 		t.Fatalf("OnConnClose got conn %d, want %d", c.ID(), sc.ID())
 	}
@@ -429,12 +433,12 @@ func TestConnState(t *testing.T) {
 	}
 
 	// Server-initiated close.
-	cl2 := dial(t, addr)
+	cl2 := rawframe.Dial(t, addr)
 	sc2 := recv(t, opened, "OnConnOpen")
 	if err := sc2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	cl2.expectClosed()
+	cl2.ExpectClosed(5 * time.Second)
 	recv(t, closed, "OnConnClose after Conn.Close")
 }
 
@@ -495,10 +499,10 @@ func TestCloseWaitsAndLeaksNothing(t *testing.T) {
 	if err := s.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
-	c1 := dial(t, s.Addr())
-	c2 := dial(t, s.Addr())
-	c1.call(req(codeEcho, 1, remoting.SerializeJSON, "x"))
-	c2.send(req(remoting.PullMessage, 2, remoting.SerializeRocketMQ, ""))
+	c1 := rawframe.Dial(t, s.Addr())
+	c2 := rawframe.Dial(t, s.Addr())
+	c1.CallNext(req(codeEcho, 1, remoting.SerializeJSON, "x"))
+	c2.Send(req(remoting.PullMessage, 2, remoting.SerializeRocketMQ, ""))
 	sc := recv(t, parked, "parked handler")
 	go func() {
 		_, err := sc.Invoke(context.Background(), remoting.NewRequest(remoting.GetConsumerRunningInfo, nil, nil))
@@ -507,7 +511,7 @@ func TestCloseWaitsAndLeaksNothing(t *testing.T) {
 		mu.Unlock()
 		close(invokeDone)
 	}()
-	if got := c2.mustRead(); got.Code != remoting.GetConsumerRunningInfo {
+	if got := c2.Read(); got.Code != remoting.GetConsumerRunningInfo {
 		t.Fatalf("client got code %d", got.Code)
 	}
 
@@ -531,20 +535,20 @@ func TestCloseWaitsAndLeaksNothing(t *testing.T) {
 		recv(t, closedConns, "OnConnClose on shutdown")
 	}
 	// The parked pull's answer was written before the connections closed.
-	if resp := c2.mustRead(); resp.Opaque != 2 || resp.Code != remoting.PullNotFound {
+	if resp := c2.Read(); resp.Opaque != 2 || resp.Code != remoting.PullNotFound {
 		t.Errorf("parked pull answered with opaque %d code %d", resp.Opaque, resp.Code)
 	}
-	c1.expectClosed()
-	c2.expectClosed()
+	c1.ExpectClosed(5 * time.Second)
+	c2.ExpectClosed(5 * time.Second)
 	if err := sc.Reply(req(remoting.PullMessage, 9, 0, ""), remoting.NewResponse(0, "")); !errors.Is(err, ErrServerClosed) {
 		t.Errorf("Reply after Close: %v", err)
 	}
 	if err := s.Close(ctx); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	c1.nc.Close()
-	c2.nc.Close()
-	waitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
+	c1.NetConn().Close()
+	c2.NetConn().Close()
+	testutil.WaitFor(t, 0, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
 }
 
 func TestUnencodableResponse(t *testing.T) {
@@ -554,8 +558,8 @@ func TestUnencodableResponse(t *testing.T) {
 		resp.Ext.Set(strings.Repeat("k", 40000), "v") // too long for a ROCKETMQ header
 		return resp
 	})
-	cl := dial(t, startServer(t, s))
-	resp := cl.call(req(codeEcho, 1, remoting.SerializeRocketMQ, ""))
+	cl := rawframe.Dial(t, startServer(t, s))
+	resp := cl.CallNext(req(codeEcho, 1, remoting.SerializeRocketMQ, ""))
 	if resp.Code != remoting.SystemError {
 		t.Fatalf("code %d remark %q, want SYSTEM_ERROR", resp.Code, resp.Remark)
 	}
@@ -618,10 +622,10 @@ func TestWorkersAreReused(t *testing.T) {
 		mu.Unlock()
 		return echo(ctx, c, r)
 	})
-	cl := dial(t, startServer(t, s))
+	cl := rawframe.Dial(t, startServer(t, s))
 	const calls = 40
 	for i := range calls {
-		if resp := cl.call(req(codeEcho, int32(i+1), remoting.SerializeJSON, "x")); resp.Code != remoting.Success {
+		if resp := cl.CallNext(req(codeEcho, int32(i+1), remoting.SerializeJSON, "x")); resp.Code != remoting.Success {
 			t.Fatalf("call %d: code %d", i, resp.Code)
 		}
 	}
@@ -660,7 +664,7 @@ func TestWritesSurviveAFullSocket(t *testing.T) {
 		t.Fatal("12.8 MB to a client that does not read never filled the socket")
 	}
 	for i := range n {
-		got, err := cl.read(10 * time.Second)
+		got, err := cl.ReadErr(10 * time.Second)
 		if err != nil {
 			t.Fatalf("frame %d: %v", i, err)
 		}
@@ -673,9 +677,9 @@ func TestWritesSurviveAFullSocket(t *testing.T) {
 	}
 	// gnet has drained its buffer: after the next write through the loop,
 	// replies are written directly again.
-	cl.call(req(codeEcho, 1, remoting.SerializeJSON, "a"))
-	waitFor(t, "direct writes again", func() bool { return !viaLoop() })
-	if resp := cl.call(req(codeEcho, 2, remoting.SerializeJSON, "b")); string(resp.Body) != "b" {
+	cl.CallNext(req(codeEcho, 1, remoting.SerializeJSON, "a"))
+	testutil.WaitFor(t, 0, "direct writes again", func() bool { return !viaLoop() })
+	if resp := cl.CallNext(req(codeEcho, 2, remoting.SerializeJSON, "b")); string(resp.Body) != "b" {
 		t.Errorf("body %q after the switch back", resp.Body)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // 64 concurrent synchronous puts all succeed and share few device syncs.
@@ -49,7 +51,7 @@ func TestSyncFlushGroupCommit(t *testing.T) {
 			}
 			close(start)
 			if held {
-				waitFor(t, "64 appends", func() bool {
+				testutil.WaitFor(t, 0, "64 appends", func() bool {
 					total := int64(0)
 					for q := range int32(4) {
 						total += s.MaxOffset("Sync", q)
@@ -89,7 +91,7 @@ func TestSyncFlushStatus(t *testing.T) {
 			t.Fatalf("%v %v", res.Status, err)
 		}
 		// The flusher is still woken and syncs soon.
-		waitFor(t, "background sync", func() bool { return s.flushed.Load() >= res.PhysicalOffset+int64(res.WroteBytes) })
+		testutil.WaitFor(t, 0, "background sync", func() bool { return s.flushed.Load() >= res.PhysicalOffset+int64(res.WroteBytes) })
 	})
 	t.Run("ctx done", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -123,8 +125,8 @@ func TestAsyncFlushInBackground(t *testing.T) {
 	s := openStore(t, cfg)
 	before := s.Stats()
 	res := put(t, s, msg{topic: "A", body: "x"})
-	waitFor(t, "background sync", func() bool { return s.flushed.Load() >= res.res.PhysicalOffset+int64(res.res.WroteBytes) })
-	waitFor(t, "checkpoint", func() bool { return s.Stats().Checkpoints > before.Checkpoints })
+	testutil.WaitFor(t, 0, "background sync", func() bool { return s.flushed.Load() >= res.res.PhysicalOffset+int64(res.res.WroteBytes) })
+	testutil.WaitFor(t, 0, "checkpoint", func() bool { return s.Stats().Checkpoints > before.Checkpoints })
 	ck, err := readCheckpoint(s.ckptFile)
 	if err != nil || ck.physicMsgTimestamp != res.res.StoreTimestamp {
 		t.Fatalf("checkpoint %+v %v, want %d", ck, err, res.res.StoreTimestamp)
@@ -281,7 +283,7 @@ func TestPrefaultKeepsData(t *testing.T) {
 			for i := range 600 {
 				all = append(all, put(t, s, msg{topic: "P", queue: int32(i % 3), body: body(i, 100+i%900)}))
 			}
-			waitFor(t, "prefault", func() bool { return s.prefaulted.Load() >= s.end.Load()+cfg.PrefaultBytes/2 })
+			testutil.WaitFor(t, 0, "prefault", func() bool { return s.prefaulted.Load() >= s.end.Load()+cfg.PrefaultBytes/2 })
 			checkAll(t, s, all)
 			seg := (*s.segs.Load())[len(*s.segs.Load())-1]
 			if !allZero(seg.data[s.end.Load()-seg.start:]) {

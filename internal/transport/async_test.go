@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // TestAsyncExpiry: an async call that gets no answer is completed once by
@@ -59,7 +61,7 @@ func TestAsyncExpiry(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "request at the server", func() bool { return held.Load() != nil })
+			testutil.WaitFor(t, 0, "request at the server", func() bool { return held.Load() != nil })
 			if tt.cancelNow {
 				cancel()
 			}
@@ -159,7 +161,7 @@ func TestAsyncSweeperRestarts(t *testing.T) {
 	done := make(chan error, 1)
 	cb := func(_ *remoting.Command, err error) { done <- err }
 	for _, body := range []string{"a", "hold"} {
-		waitFor(t, "sweeper to stop", func() bool { return !c.async.sweeping.Load() })
+		testutil.WaitFor(t, 0, "sweeper to stop", func() bool { return !c.async.sweeping.Load() })
 		if err := c.InvokeAsync(context.Background(), s.addr, request(remoting.HeartBeat, body), cb); err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 func newClient(t *testing.T, opts ...Option) *Client {
@@ -26,18 +28,6 @@ func newClient(t *testing.T, opts ...Option) *Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// waitFor polls cond until it holds or 5 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 func request(code int32, body string) *remoting.Command {
@@ -181,7 +171,7 @@ func TestInvokeOneway(t *testing.T) {
 	if err := c.InvokeOneway(context.Background(), s.addr, req); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "oneway frame", func() bool { sc := s.conn(0); return sc != nil && len(sc.received()) == 1 })
+	testutil.WaitFor(t, 0, "oneway frame", func() bool { sc := s.conn(0); return sc != nil && len(sc.received()) == 1 })
 	f := s.conn(0).received()[0]
 	if f.Flag != remoting.FlagOneway || string(f.Body) != "ow" {
 		t.Fatalf("oneway frame flag %#x body %q", f.Flag, f.Body)
@@ -309,7 +299,7 @@ func TestCancelAndTimeout(t *testing.T) {
 				_, err := c.Invoke(ctx, s.addr, request(remoting.HeartBeat, "x"))
 				errc <- err
 			}()
-			waitFor(t, "pending call", func() bool { return c.pendingLen(s.addr) == 1 })
+			testutil.WaitFor(t, 0, "pending call", func() bool { return c.pendingLen(s.addr) == 1 })
 			if tt.cancelNow {
 				cancel()
 			}
@@ -385,7 +375,7 @@ func TestConnDropFailsPending(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("pending calls failed after %v", d)
 	}
-	waitFor(t, "disconnect", func() bool { return !c.Connected(s.addr) })
+	testutil.WaitFor(t, 0, "disconnect", func() bool { return !c.Connected(s.addr) })
 	// The next call dials again.
 	answer.Store(true)
 	resp, err := c.Invoke(context.Background(), s.addr, request(remoting.HeartBeat, "again"))
@@ -406,7 +396,7 @@ func TestCloseConn(t *testing.T) {
 		_, err := c.Invoke(context.Background(), s.addr, request(remoting.HeartBeat, "x"))
 		errc <- err
 	}()
-	waitFor(t, "pending call", func() bool { return c.pendingLen(s.addr) == 1 })
+	testutil.WaitFor(t, 0, "pending call", func() bool { return c.pendingLen(s.addr) == 1 })
 	c.CloseConn(s.addr)
 	if err := <-errc; !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("error %v, want ErrConnClosed", err)
@@ -417,7 +407,7 @@ func TestCloseConn(t *testing.T) {
 	if err := c.InvokeOneway(context.Background(), s.addr, request(remoting.HeartBeat, "y")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "second connection", func() bool { return s.accepted.Load() == 2 })
+	testutil.WaitFor(t, 0, "second connection", func() bool { return s.accepted.Load() == 2 })
 }
 
 func TestServerRequests(t *testing.T) {
@@ -465,7 +455,7 @@ func TestServerRequests(t *testing.T) {
 			// Wait until the handlers have finished (their replies, if any,
 			// are queued by then), then a client request marks the end of
 			// what the client wrote.
-			waitFor(t, "handlers done", func() bool { return len(c.handlerSem) == 0 })
+			testutil.WaitFor(t, 0, "handlers done", func() bool { return len(c.handlerSem) == 0 })
 			if _, err := c.Invoke(context.Background(), s.addr, request(remoting.HeartBeat, "end")); err != nil {
 				t.Fatal(err)
 			}
@@ -508,9 +498,9 @@ func TestHandlerBound(t *testing.T) {
 	}
 	sc := s.conn(0)
 	sc.send(&remoting.Command{Code: remoting.ConsumeMessageDirectly, Opaque: 1})
-	waitFor(t, "handler busy", func() bool { return len(c.handlerSem) == 1 })
+	testutil.WaitFor(t, 0, "handler busy", func() bool { return len(c.handlerSem) == 1 })
 	sc.send(&remoting.Command{Code: remoting.ConsumeMessageDirectly, Opaque: 2})
-	waitFor(t, "busy reply", func() bool {
+	testutil.WaitFor(t, 0, "busy reply", func() bool {
 		for _, f := range sc.received() {
 			if f.IsResponse() && f.Opaque == 2 {
 				return f.Code == remoting.SystemBusy
@@ -519,7 +509,7 @@ func TestHandlerBound(t *testing.T) {
 		return false
 	})
 	close(release)
-	waitFor(t, "handled reply", func() bool {
+	testutil.WaitFor(t, 0, "handled reply", func() bool {
 		for _, f := range sc.received() {
 			if f.IsResponse() && f.Opaque == 1 {
 				return f.Code == remoting.Success
@@ -557,7 +547,7 @@ func TestDeadAddressDoesNotStallOthers(t *testing.T) {
 		}()
 	}
 	<-entered
-	waitFor(t, "call to the mute address pending", func() bool { return c.pendingLen(mute.Addr().String()) == 1 })
+	testutil.WaitFor(t, 0, "call to the mute address pending", func() bool { return c.pendingLen(mute.Addr().String()) == 1 })
 	start := time.Now()
 	resp, err := c.Invoke(context.Background(), live.addr, request(remoting.HeartBeat, "live"))
 	if err != nil {
@@ -600,7 +590,7 @@ func TestDialFailureSharedAndRetried(t *testing.T) {
 			errs <- err
 		}()
 	}
-	waitFor(t, "all callers waiting on one dial", func() bool {
+	testutil.WaitFor(t, 0, "all callers waiting on one dial", func() bool {
 		e := (*c.conns.Load())[s.addr]
 		return e != nil && e.waiters.Load() == n
 	})
@@ -664,7 +654,7 @@ func TestAsyncInflightBound(t *testing.T) {
 		if !errors.Is(err, ErrTooManyInflight) {
 			t.Fatalf("third call: %v, want ErrTooManyInflight", err)
 		}
-		waitFor(t, "two held", func() bool { return heldLen() == 2 })
+		testutil.WaitFor(t, 0, "two held", func() bool { return heldLen() == 2 })
 		answerOne()
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -673,7 +663,7 @@ func TestAsyncInflightBound(t *testing.T) {
 		if err := c.InvokeAsync(context.Background(), s.addr, request(remoting.HeartBeat, "x"), cb); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "two held", func() bool { return heldLen() == 2 })
+		testutil.WaitFor(t, 0, "two held", func() bool { return heldLen() == 2 })
 		answerOne()
 		answerOne()
 		for range 2 {
@@ -696,7 +686,7 @@ func TestAsyncInflightBound(t *testing.T) {
 		go func() {
 			accepted <- c.InvokeAsync(context.Background(), s.addr, request(remoting.HeartBeat, "x"), cb)
 		}()
-		waitFor(t, "one held", func() bool { return heldLen() == 1 })
+		testutil.WaitFor(t, 0, "one held", func() bool { return heldLen() == 1 })
 		select {
 		case err := <-accepted:
 			t.Fatalf("second call accepted while the first is in flight: %v", err)
@@ -709,7 +699,7 @@ func TestAsyncInflightBound(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "one held", func() bool { return heldLen() == 1 })
+		testutil.WaitFor(t, 0, "one held", func() bool { return heldLen() == 1 })
 		answerOne()
 		if err := <-done; err != nil {
 			t.Fatal(err)
@@ -754,7 +744,7 @@ func TestIdleTimeout(t *testing.T) {
 	if _, err := c.Invoke(context.Background(), s.addr, request(remoting.HeartBeat, "x")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "idle close", func() bool { return !c.Connected(s.addr) })
+	testutil.WaitFor(t, 0, "idle close", func() bool { return !c.Connected(s.addr) })
 	if _, err := c.Invoke(context.Background(), s.addr, request(remoting.HeartBeat, "x")); err != nil {
 		t.Fatal(err)
 	}
@@ -791,7 +781,7 @@ func TestCloseWaitsForGoroutines(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "async pending", func() bool { return c.pendingLen(s2.addr) == 1 })
+	testutil.WaitFor(t, 0, "async pending", func() bool { return c.pendingLen(s2.addr) == 1 })
 	if runtime.NumGoroutine() <= base {
 		t.Fatal("client started no goroutines?")
 	}
@@ -817,7 +807,7 @@ func TestCloseWaitsForGoroutines(t *testing.T) {
 	}
 	// Close waited for its own goroutines; the servers' connection
 	// goroutines end when they see EOF.
-	waitFor(t, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
+	testutil.WaitFor(t, 0, "goroutines to exit", func() bool { return runtime.NumGoroutine() <= base })
 	if _, err := c.Invoke(context.Background(), s1.addr, request(remoting.HeartBeat, "x")); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Invoke after Close: %v", err)
 	}

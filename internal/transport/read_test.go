@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // withIdleRead changes idleReadDelay, so that tests can keep the read
@@ -37,7 +39,7 @@ func TestCallerReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	cn := c.readyConn(s.addr)
-	waitFor(t, "read loop on the idle connection", func() bool { return cn.reader.Load() == readerLoop })
+	testutil.WaitFor(t, 0, "read loop on the idle connection", func() bool { return cn.reader.Load() == readerLoop })
 	// A server request on the idle connection is read by the loop.
 	got := make(chan struct{}, 1)
 	c.RegisterHandler(remoting.GetConsumerRunningInfo, func(context.Context, string, *remoting.Command) *remoting.Command {
@@ -54,7 +56,7 @@ func TestCallerReads(t *testing.T) {
 	}
 	// The loop lets go after that frame (nothing pending); the next call
 	// leads.
-	waitFor(t, "read side free", func() bool { return cn.reader.Load() == readerNone })
+	testutil.WaitFor(t, 0, "read side free", func() bool { return cn.reader.Load() == readerNone })
 	done := make(chan error, 1)
 	go func() {
 		resp, err := c.Invoke(context.Background(), s.addr, request(remoting.HeartBeat, "lead"))
@@ -63,7 +65,7 @@ func TestCallerReads(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitFor(t, "caller reading", func() bool { return cn.reader.Load() == readerCall })
+	testutil.WaitFor(t, 0, "caller reading", func() bool { return cn.reader.Load() == readerCall })
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +82,7 @@ func TestStrayInterrupt(t *testing.T) {
 	cn := c.readyConn(s.addr)
 	for _, who := range []int32{readerCall, readerLoop} {
 		t.Run(map[int32]string{readerCall: "caller", readerLoop: "loop"}[who], func(t *testing.T) {
-			waitFor(t, "read side free", func() bool { return cn.reader.Load() == readerNone })
+			testutil.WaitFor(t, 0, "read side free", func() bool { return cn.reader.Load() == readerNone })
 			if who == readerLoop {
 				// Hold the read side for the loop: pretend to lead, and let
 				// go with a call pending, which hands it to the loop.
@@ -97,10 +99,10 @@ func TestStrayInterrupt(t *testing.T) {
 				done <- err
 			}()
 			if who == readerLoop {
-				waitFor(t, "call pending", func() bool { return cn.pendingLen() == 1 })
+				testutil.WaitFor(t, 0, "call pending", func() bool { return cn.pendingLen() == 1 })
 				cn.releaseRead()
 			}
-			waitFor(t, "reader", func() bool { return cn.reader.Load() == who })
+			testutil.WaitFor(t, 0, "reader", func() bool { return cn.reader.Load() == who })
 			cn.interruptRead()
 			if err := <-done; err != nil {
 				t.Fatal(err)
@@ -126,7 +128,7 @@ func TestDirectWriteFullSocket(t *testing.T) {
 	if err := c.InvokeOneway(context.Background(), s.addr, request(remoting.HeartBeat, "first")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "first frame read", func() bool { sc := s.conn(0); return sc != nil && len(sc.received()) == 1 })
+	testutil.WaitFor(t, 0, "first frame read", func() bool { sc := s.conn(0); return sc != nil && len(sc.received()) == 1 })
 	const n = 12
 	body := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i)}, 1<<20) }
 	start := time.Now()
@@ -144,7 +146,7 @@ func TestDirectWriteFullSocket(t *testing.T) {
 		t.Fatal("connection gone")
 	}
 	close(hold)
-	waitFor(t, "every frame", func() bool { return len(s.conn(0).received()) == n+1 })
+	testutil.WaitFor(t, 0, "every frame", func() bool { return len(s.conn(0).received()) == n+1 })
 	for i, f := range s.conn(0).received()[1:] {
 		if !bytes.Equal(f.Body, body(i)) {
 			t.Fatalf("frame %d: body of %d bytes starting %q", i, len(f.Body), f.Body[:min(8, len(f.Body))])

@@ -8,6 +8,8 @@ import (
 
 	rmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 var (
@@ -62,7 +64,7 @@ func stopGroup(t *testing.T, total int, members ...*member) {
 		start := time.Now()
 		m.stop(t)
 		stopped := time.Now()
-		if rest := members[i+1:]; len(rest) > 0 && !waitFor(assignTimeout, func() bool { return ownsAll(total, rest...) }) {
+		if rest := members[i+1:]; len(rest) > 0 && !testutil.Poll(assignTimeout, func() bool { return ownsAll(total, rest...) }) {
 			t.Logf("after %s left, the others never took all queues: %s", m.name, describeAssignment(rest...))
 		}
 		t.Logf("stop %s: %v, takeover %v", m.name, stopped.Sub(start), time.Since(stopped))
@@ -120,7 +122,7 @@ func checkConsumed(t *testing.T, masters map[string]string, pl *plan, got []deli
 // every delivery due has happened, and none is still in flight).
 func waitConsumed(t *testing.T, s *sink, n int, want map[queueKey]int64, members ...*member) {
 	t.Helper()
-	if !waitFor(consumeTimeout, func() bool { return s.len() >= n && committedAll(want, members...) }) {
+	if !testutil.Poll(consumeTimeout, func() bool { return s.len() >= n && committedAll(want, members...) }) {
 		t.Fatalf("%d of %d messages delivered; committed: %s want %v", s.len(), n, describeAssignment(members...), want)
 	}
 }
@@ -142,7 +144,7 @@ func TestOfficialPushClustering(t *testing.T) {
 	m1 := e.startPush(t, group, topic, consumer.Clustering, selectAorB, &s)
 	m2 := e.startPush(t, group, topic, consumer.Clustering, selectAorB, &s)
 	start := time.Now()
-	if !waitFor(assignTimeout, func() bool { return ownsAll(total, m1, m2) }) {
+	if !testutil.Poll(assignTimeout, func() bool { return ownsAll(total, m1, m2) }) {
 		t.Fatalf("queues never split between the members: %s", describeAssignment(m1, m2))
 	}
 	t.Logf("rebalanced in %v: %s", time.Since(start).Round(time.Millisecond), describeAssignment(m1, m2))
@@ -179,7 +181,7 @@ func TestOfficialPushBroadcasting(t *testing.T) {
 	var s sink
 	m1 := e.startPush(t, group, topic, consumer.BroadCasting, selectAll, &s)
 	m2 := e.startPush(t, group, topic, consumer.BroadCasting, selectAll, &s)
-	if !waitFor(assignTimeout, func() bool { return ownsAll(total, m1) && ownsAll(total, m2) }) {
+	if !testutil.Poll(assignTimeout, func() bool { return ownsAll(total, m1) && ownsAll(total, m2) }) {
 		t.Fatalf("broadcasting members do not hold every queue: %s", describeAssignment(m1, m2))
 	}
 
@@ -187,7 +189,7 @@ func TestOfficialPushBroadcasting(t *testing.T) {
 	pl := newPlan(e, topic)
 	sendOfficial(t, p, pl, masters, "sync", []string{"TagA", "TagB"}, 24)
 	want := pl.maxOffsets()
-	if !waitFor(consumeTimeout, func() bool {
+	if !testutil.Poll(consumeTimeout, func() bool {
 		return s.len() >= 2*len(pl.msgs) && committedAll(want, m1) && committedAll(want, m2)
 	}) {
 		t.Fatalf("%d of %d deliveries; committed: %s want %v", s.len(), 2*len(pl.msgs), describeAssignment(m1, m2), want)
@@ -219,7 +221,7 @@ func TestOfficialConsumerOffsets(t *testing.T) {
 	brokerHas := func(t *testing.T, want map[queueKey]int64, timeout time.Duration) bool {
 		t.Helper()
 		var last string
-		if waitFor(timeout, func() bool {
+		if testutil.Poll(timeout, func() bool {
 			for q, w := range want {
 				off, ok := e.committedOffset(t, masters[q.broker], group, topic, q.id)
 				if !ok || off != w {

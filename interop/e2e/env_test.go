@@ -111,43 +111,14 @@ func (e *env) masters(t *testing.T) map[string]string {
 }
 
 // createTopic creates topic with queues read and write queues on every
-// master and waits until the NameServer routes all of them.
+// master and waits until the NameServer routes all of them: clients
+// started before it does would fail ("route info not found").
 func (e *env) createTopic(t *testing.T, topic string, queues int) {
 	t.Helper()
-	ms := e.masters(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for name, addr := range ms {
-		h := remoting.CreateTopicRequestHeader{Topic: topic, DefaultTopic: "TBW102", ReadQueueNums: int32(queues),
-			WriteQueueNums: int32(queues), Perm: 6, TopicFilterType: "SINGLE_TAG"}
-		resp, err := e.admin.Invoke(ctx, addr, remoting.NewRequest(remoting.UpdateAndCreateTopic, h.AppendExt(nil), nil), 5*time.Second)
-		if err != nil {
-			t.Fatalf("create topic %s on %s: %v", topic, name, err)
-		}
-		if resp.Code != remoting.Success {
-			t.Fatalf("create topic %s on %s: code %d %q", topic, name, resp.Code, resp.Remark)
-		}
-	}
-	// Brokers re-register asynchronously; clients started before the
-	// NameServer knows the topic would fail ("route info not found").
-	for {
-		r, err := e.admin.FetchRoute(ctx, topic)
-		if err == nil {
-			seen := 0
-			for _, q := range r.QueueDatas {
-				if _, ok := ms[q.BrokerName]; ok && int(q.ReadQueueNums) == queues && int(q.WriteQueueNums) == queues {
-					seen++
-				}
-			}
-			if seen == len(ms) {
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("route of %s never covered %d brokers: last error %v", topic, len(ms), err)
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := rmqtest.CreateTopic(ctx, e.ns, topic, queues); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -211,19 +182,4 @@ func removeLocalOffsets(t *testing.T, group string) {
 	}
 	// Leave no empty store directory behind either.
 	_ = os.Remove(dir)
-}
-
-// waitFor polls cond until it holds or timeout passes; it returns whether
-// cond held.
-func waitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

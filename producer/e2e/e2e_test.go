@@ -19,6 +19,8 @@ import (
 	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // EnvNameServer points the end-to-end tests at an external cluster
@@ -77,7 +79,10 @@ func uniqueTopic(t *testing.T) string {
 func (e *e2e) pullAll(t *testing.T, topic string) []*rocketmq.MessageExt {
 	t.Helper()
 	ctx := context.Background()
-	if err := e.reader.UpdateRoute(ctx, topic); err != nil {
+	// A topic created by a send reaches the NameServer with the broker's
+	// next registration, which runs after the send is answered.
+	var err error
+	if !testutil.Poll(0, func() bool { err = e.reader.UpdateRoute(ctx, topic); return err == nil }) {
 		t.Fatalf("route of %s: %v", topic, err)
 	}
 	queues, err := e.reader.SubscribeQueues(ctx, topic)
@@ -201,14 +206,7 @@ func TestE2ESendKinds(t *testing.T) {
 			}
 
 			var got []*rocketmq.MessageExt
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				got = e.pullAll(t, topic)
-				if len(got) >= len(want)+len(oneways) || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			testutil.Poll(0, func() bool { got = e.pullAll(t, topic); return len(got) >= len(want)+len(oneways) })
 			ids2 := byID(got)
 			for id, body := range want {
 				m := ids2[id]
@@ -252,7 +250,7 @@ func TestE2EFailover(t *testing.T) {
 	t.Run("busy broker", func(t *testing.T) {
 		p := e.newProducer(t)
 		topic := uniqueTopic(t)
-		warmBoth(t, p, topic)
+		warmBoth(t, e, topic)
 		if err := e.cluster.Intercept("broker-a", remoting.SendMessageV2, rmqtest.Fault{Respond: true, Code: remoting.SystemBusy, Remark: "[REJECTREQUEST]system busy"}); err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +269,7 @@ func TestE2EFailover(t *testing.T) {
 	t.Run("timeout avoided", func(t *testing.T) {
 		p := e.newProducer(t, producer.WithSendTimeout(500*time.Millisecond))
 		topic := uniqueTopic(t)
-		warmBoth(t, p, topic)
+		warmBoth(t, e, topic)
 		if err := e.cluster.Intercept("broker-a", remoting.SendMessageV2, rmqtest.Fault{Drop: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -300,7 +298,7 @@ func TestE2EFailover(t *testing.T) {
 		p := e.newProducer(t, producer.WithSendTimeout(300*time.Millisecond),
 			producer.WithLatencyTable([]time.Duration{50 * time.Millisecond, 5 * time.Second}, []time.Duration{0, time.Second}))
 		topic := uniqueTopic(t)
-		warmBoth(t, p, topic)
+		warmBoth(t, e, topic)
 		if err := e.cluster.Intercept("broker-a", remoting.SendMessageV2, rmqtest.Fault{Drop: true}); err != nil {
 			t.Fatal(err)
 		}
@@ -317,29 +315,25 @@ func TestE2EFailover(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Once the window has passed, round robin reaches broker-a again.
-		deadline := time.Now().Add(5 * time.Second)
-		for {
+		testutil.WaitFor(t, 5*time.Second, "broker-a used again after its fault window", func() bool {
 			res, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("y")))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Queue.BrokerName == "broker-a" {
-				if d := time.Since(failedAt); d < 900*time.Millisecond {
-					t.Fatalf("broker-a used again %v after its failure, inside its 1 s window", d)
-				}
-				break
+			if res.Queue.BrokerName != "broker-a" {
+				return false
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("broker-a never used again after its fault window")
+			if d := time.Since(failedAt); d < 900*time.Millisecond {
+				t.Fatalf("broker-a used again %v after its failure, inside its 1 s window", d)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return true
+		})
 	})
 
 	t.Run("broker down", func(t *testing.T) {
 		p := e.newProducer(t)
 		topic := uniqueTopic(t)
-		warmBoth(t, p, topic)
+		warmBoth(t, e, topic)
 		if err := e.cluster.CrashBroker("broker-a"); err != nil {
 			t.Fatal(err)
 		}
@@ -357,27 +351,23 @@ func TestE2EFailover(t *testing.T) {
 }
 
 // warmBoth creates topic on both brokers (auto-creation happens only on
-// the broker that receives the first message).
-func warmBoth(t *testing.T, p *producer.Producer, topic string) {
+// the broker that receives the first message) and waits until the
+// NameServer routes it to both, so p's first lookup sees both.
+func warmBoth(t *testing.T, e *e2e, topic string) {
 	t.Helper()
-	for _, b := range []string{"broker-a", "broker-b"} {
-		q := rocketmq.MessageQueue{Topic: topic, BrokerName: b, QueueID: 0}
-		if _, err := p.With(producer.ToQueue(q)).Send(context.Background(), rocketmq.NewMessage(topic, []byte("warm"))); err != nil {
-			t.Fatal(err)
-		}
+	if err := e.cluster.CreateTopic(context.Background(), topic, 4); err != nil {
+		t.Fatal(err)
 	}
 }
 
 // waitFor pulls topic until a message with id arrives or d passes.
 func (e *e2e) waitFor(t *testing.T, topic, id string, d time.Duration) (*rocketmq.MessageExt, time.Time) {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if m := byID(e.pullAll(t, topic))[id]; m != nil {
-			return m, time.Now()
-		}
-		time.Sleep(20 * time.Millisecond)
+	var m *rocketmq.MessageExt
+	var at time.Time
+	if !testutil.Poll(d, func() bool { m, at = byID(e.pullAll(t, topic))[id], time.Now(); return m != nil }) {
+		return nil, time.Time{}
 	}
-	return nil, time.Time{}
+	return m, at
 }
 
 // external reports whether the tests run against a cluster we do not
@@ -482,14 +472,14 @@ func TestE2ERequestReply(t *testing.T) {
 	}
 	// Play the consumer: find the request, answer it.
 	var req *rocketmq.MessageExt
-	deadline := time.Now().Add(3 * time.Second)
-	for req == nil && time.Now().Before(deadline) {
+	testutil.Poll(0, func() bool {
 		for _, m := range e.pullAll(t, topic) {
 			if m.Property(rocketmq.PropertyCorrelationID) != "" {
 				req = m
 			}
 		}
-	}
+		return req != nil
+	})
 	if req == nil {
 		t.Fatal("request not stored")
 	}

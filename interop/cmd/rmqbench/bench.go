@@ -62,7 +62,7 @@ const warmupTimeout = 30 * time.Second
 func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	namesrv := cfg.namesrv
 	if namesrv == "" {
-		addr, stop, err := startInProcess(ctx, clusterOptions{syncFlush: cfg.flush})
+		addr, stop, err := startInProcess(ctx, clusterOptions{syncFlush: cfg.flush, topic: cfg.topic})
 		if err != nil {
 			return result{}, err
 		}

@@ -1,0 +1,48 @@
+package rmqtest
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+func TestCreateTopic(t *testing.T) {
+	c := StartCluster(t, WithBrokers(2), WithoutAutoCreateTopic())
+	cli := newClient(t)
+	ctx := context.Background()
+	ns := c.NameServerAddr()
+	for _, tt := range []struct {
+		topic string
+		opts  []TopicOption
+		want  []string
+	}{
+		{"Everywhere", nil, []string{"broker-a", "broker-b"}},
+		{"OnlyB", []TopicOption{TopicOnBrokers("broker-b")}, []string{"broker-b"}},
+	} {
+		t.Run(tt.topic, func(t *testing.T) {
+			if err := c.CreateTopic(ctx, tt.topic, 3, tt.opts...); err != nil {
+				t.Fatal(err)
+			}
+			// No waiting here: CreateTopic returned once the route was there.
+			got, err := routeBrokers(ctx, cli, ns, tt.topic)
+			if err != nil || !equal(got, tt.want) {
+				t.Fatalf("route of %s: %v %v, want %v", tt.topic, got, err, tt.want)
+			}
+		})
+	}
+	if err := c.CreateTopic(ctx, "Nowhere", 1, TopicOnBrokers("broker-x")); !errors.Is(err, ErrUnknownBroker) {
+		t.Fatalf("unknown broker: %v", err)
+	}
+	if err := c.CreateTopic(ctx, "NoQueues", 0); err == nil {
+		t.Fatal("a topic without queues was accepted")
+	}
+	// A broker refusing the creation is an error, not a timeout.
+	if err := c.Intercept("broker-a", remoting.UpdateAndCreateTopic, Fault{Respond: true, Code: remoting.NoPermission, Remark: "no"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CreateTopic(ctx, "Refused", 1); !errors.Is(err, remoting.ErrNoPermission) {
+		t.Fatalf("refused creation: %v", err)
+	}
+}
