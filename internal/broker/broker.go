@@ -132,12 +132,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.srv.OnConnClose(b.clients.onConnClose)
-	b.registerSendHandlers()
-	b.registerPullHandlers()
-	b.registerOffsetHandlers()
-	b.registerClientHandlers()
-	b.registerAdminHandlers()
-	b.registerDelayHandlers()
+	b.serveRoutes()
 	return b, nil
 }
 
