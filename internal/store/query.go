@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime/debug"
+
+	"github.com/go-rocketmq/rocketmq/internal/atomicfile"
 )
 
 // QueryResult is the answer of QueryByKey.
@@ -157,27 +158,13 @@ func (s *Store) saveDeleted() error {
 	return WriteConfigFile(s.dirPath(deletedTopicsFile), b)
 }
 
-// WriteConfigFile replaces path atomically: the data goes to path.tmp and is
-// synced, the current file (if it is well formed) becomes path.bak, and
-// path.tmp is renamed over path. The broker owns the content (JSON).
+// WriteConfigFile replaces path atomically and durably (atomicfile): the
+// current file, if it is well formed, becomes path.bak before the new one
+// is renamed over it. The broker owns the content (JSON).
 func WriteConfigFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := atomicfile.WriteKeepingBackup(path, data, 0o644, wellFormed); err != nil {
 		return fmt.Errorf("%w: %v", ErrIO, err)
 	}
-	tmp := path + ".tmp"
-	if err := writeFileSync(tmp, data); err != nil {
-		return fmt.Errorf("%w: write %s: %v", ErrIO, tmp, err)
-	}
-	if cur, err := os.ReadFile(path); err == nil && wellFormed(cur) {
-		if err := os.Rename(path, path+".bak"); err != nil {
-			return fmt.Errorf("%w: %v", ErrIO, err)
-		}
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("%w: %v", ErrIO, err)
-	}
-	syncDir(dir)
 	return nil
 }
 

@@ -16,6 +16,8 @@ import (
 
 	rocketmq "github.com/go-rocketmq/rocketmq"
 	"go.uber.org/atomic"
+
+	"github.com/go-rocketmq/rocketmq/internal/atomicfile"
 )
 
 // FlushMode selects when appended data is forced to the device.
@@ -349,10 +351,10 @@ func (s *Store) open() (err error) {
 	}
 	// The abort file marks a running store; a crash during recovery must
 	// again cause an abnormal recovery.
-	if err := writeFileSync(s.dirPath("abort"), []byte(strconv.Itoa(os.Getpid()))); err != nil {
+	if err := atomicfile.WriteSynced(s.dirPath("abort"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		return fmt.Errorf("rocketmq: store: create abort file: %w", err)
 	}
-	syncDir(s.cfg.Dir)
+	_ = atomicfile.SyncDir(s.cfg.Dir)
 	return s.recover(abnormal || torn, needDeep, ckpt)
 }
 
@@ -412,7 +414,7 @@ func (s *Store) shutdown(clean bool) error {
 		if rerr := os.Remove(s.dirPath("abort")); rerr != nil && !os.IsNotExist(rerr) {
 			err = rerr
 		}
-		syncDir(s.cfg.Dir)
+		_ = atomicfile.SyncDir(s.cfg.Dir)
 	}
 	s.genMu.Lock()
 	close(s.gen) // wake sync waiters; they see closed
@@ -812,27 +814,4 @@ func parseOffsetName(name string) (int64, bool) {
 	}
 	v, err := strconv.ParseInt(name, 10, 64)
 	return v, err == nil
-}
-
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
