@@ -11,7 +11,7 @@ import (
 )
 
 // SEND_BATCH_MESSAGE (320) carries the V2 send header with m=true and a
-// body of batch elements (PROTOCOL.md §5.4). It is served by the send
+// body of batch elements (docs/PROTOCOL.md §3.2, §5.4). It is served by the send
 // pipeline (send.go), on the event loop when sendInline allows, which hands
 // every batch to sendBatch below.
 
