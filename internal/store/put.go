@@ -246,7 +246,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 	// The size field goes last: a process killed mid-copy leaves a record
 	// that recovery sees as the end of the log.
 	pos := phys - seg.start
-	if s.cfg.FlushMode == FlushSync {
+	if s.cfg.FlushMode == FlushSync && pwriteSeenByMapping {
 		// With pwrite, not through the mapping: the group commit's
 		// fdatasync then takes about a fifth of the time, and a sync-flush
 		// send waits for it (BenchmarkSyncAfterWrite32KiB; pages faulted

@@ -8,6 +8,10 @@ import (
 	"syscall"
 )
 
+// pwriteSeenByMapping: a pwrite lands in the page cache the shared
+// mapping shows, so FlushSync appends may bypass the mapping.
+const pwriteSeenByMapping = true
+
 // mmap maps size bytes of f read-write and shared.
 func mmap(f *os.File, size int64) ([]byte, error) {
 	var data []byte

@@ -8,6 +8,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
+// pwriteSeenByMapping: Windows does not promise that WriteFile and a
+// mapped view of the same file are coherent, so every append is copied
+// through the view.
+const pwriteSeenByMapping = false
+
 // mmap maps size bytes of f read-write and shared with a file mapping
 // object; the view keeps the object alive, so its handle is closed here.
 func mmap(f *os.File, size int64) ([]byte, error) {
