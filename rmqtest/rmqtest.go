@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +40,8 @@ type config struct {
 	register      time.Duration
 	logger        *slog.Logger
 	noAutoCreate  bool
+	nsAddr        string // NameServer listen address
+	brokerAddr    string // first broker's listen address
 	tweaks        []func(*broker.Config)
 	nsPanic       func(code int32, v any)
 }
@@ -50,7 +54,34 @@ func defaultConfig() config {
 		cqEntries:    300_000,
 		indexSlots:   50_000,
 		indexEntries: 200_000,
+		nsAddr:       "127.0.0.1:0",
+		brokerAddr:   "127.0.0.1:0",
 	}
+}
+
+// WithNameServerAddr sets the NameServer's listen address. Default
+// "127.0.0.1:0" (a free port).
+func WithNameServerAddr(addr string) Option { return func(c *config) { c.nsAddr = addr } }
+
+// WithBrokerAddr sets the first broker's listen address; broker i listens
+// on port+10*i, or on a free port when the port is 0. Default
+// "127.0.0.1:0".
+func WithBrokerAddr(addr string) Option { return func(c *config) { c.brokerAddr = addr } }
+
+// brokerListenAddr is the listen address of the i-th broker.
+func (c *config) brokerListenAddr(i int) (string, error) {
+	host, portStr, err := net.SplitHostPort(c.brokerAddr)
+	if err != nil {
+		return "", fmt.Errorf("rocketmq: rmqtest: broker address %q: %w", c.brokerAddr, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port+10*i > 65535 {
+		return "", fmt.Errorf("rocketmq: rmqtest: broker address %q: bad port for %d brokers", c.brokerAddr, c.brokers)
+	}
+	if port != 0 {
+		port += 10 * i
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
 }
 
 // WithBrokers sets the number of brokers, named broker-a, broker-b, ...
@@ -74,10 +105,12 @@ func WithSyncFlush() Option { return func(c *config) { c.syncFlush = true } }
 // (Java's 1 GiB is needlessly large for tests).
 func WithCommitLogSegmentSize(n int64) Option { return func(c *config) { c.segmentSize = n } }
 
-// WithConsumeQueueEntries sets the entries per ConsumeQueue file. Default 300000.
+// WithConsumeQueueEntries sets the entries per ConsumeQueue file. Default
+// 300000; 0 takes the store's default.
 func WithConsumeQueueEntries(n int) Option { return func(c *config) { c.cqEntries = n } }
 
-// WithIndexSize sets the IndexFile hash slots and entries. Default 50000 and 200000.
+// WithIndexSize sets the IndexFile hash slots and entries. Default 50000
+// and 200000; 0 takes the store's default (Java's).
 func WithIndexSize(slots, entries int) Option {
 	return func(c *config) { c.indexSlots, c.indexEntries = slots, entries }
 }
@@ -168,6 +201,14 @@ func NewCluster(opts ...Option) (*Cluster, error) {
 	if cfg.brokers < 1 || cfg.brokers > 26 {
 		return nil, fmt.Errorf("rocketmq: rmqtest: broker count %d out of range 1..26", cfg.brokers)
 	}
+	addrs := make([]string, cfg.brokers)
+	for i := range addrs {
+		addr, err := cfg.brokerListenAddr(i)
+		if err != nil {
+			return nil, err
+		}
+		addrs[i] = addr
+	}
 	c := &Cluster{cfg: cfg}
 	if cfg.dir == "" {
 		dir, err := os.MkdirTemp("", "rmqtest-")
@@ -182,7 +223,7 @@ func NewCluster(opts ...Option) (*Cluster, error) {
 		c.cleanupDir()
 		return nil, err
 	}
-	if err := ns.Start("127.0.0.1:0"); err != nil {
+	if err := ns.Start(cfg.nsAddr); err != nil {
 		c.cleanupDir()
 		return nil, err
 	}
@@ -190,6 +231,7 @@ func NewCluster(opts ...Option) (*Cluster, error) {
 	for i := 0; i < cfg.brokers; i++ {
 		name := fmt.Sprintf("broker-%c", 'a'+i)
 		slot := &brokerSlot{name: name, cfg: c.brokerConfig(name)}
+		slot.cfg.ListenAddr = addrs[i]
 		c.brokers = append(c.brokers, slot)
 		if err := c.startSlot(slot); err != nil {
 			c.Close(context.Background())

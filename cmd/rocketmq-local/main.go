@@ -16,19 +16,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
-	"github.com/go-rocketmq/rocketmq/internal/broker"
-	"github.com/go-rocketmq/rocketmq/internal/namesrv"
-	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
 func main() {
@@ -56,22 +51,7 @@ type options struct {
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("rocketmq-local", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&o.namesrv, "namesrv", "127.0.0.1:9876", "NameServer listen address")
-	fs.StringVar(&o.broker, "broker", "127.0.0.1:10911", "first broker's listen address; broker i listens on port+10*i (port 0: random ports)")
-	fs.StringVar(&o.data, "data", "./rocketmq-data", "store root; broker-a stores under DIR/broker-a")
-	fs.IntVar(&o.brokers, "brokers", 1, "number of brokers (broker-a, broker-b, ...)")
-	fs.StringVar(&o.cluster, "cluster", "DefaultCluster", "cluster name")
-	fs.StringVar(&o.flush, "flush", "async", "flush mode: async or sync")
-	fs.BoolVar(&o.verbose, "v", false, "log server events to stderr")
-	fs.DurationVar(&o.longPollCheck, "long-poll-check", 5*time.Second, "how often held pulls re-check their queue")
-	fs.DurationVar(&o.shortPolling, "short-polling", 0, "if set, disable long polling and answer empty pulls after this long")
-	fs.Int64Var(&o.segmentSize, "segment-size", 1<<30, "CommitLog segment file size in bytes")
-	fs.StringVar(&o.delayLevels, "delay-levels", rocketmq.DefaultDelayLevelString,
-		"delay level table: delays of levels 1, 2, ... with units ms, s, m, h, d")
-	fs.DurationVar(&o.timerPrec, "timer-precision", time.Second, "precision of timer messages (TIMER_DELAY_*, TIMER_DELIVER_MS)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
+	fs := newFlagSet(&o, stderr)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -87,8 +67,38 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// newFlagSet defines the command's flags into o; usage and errors go to
+// stderr.
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("rocketmq-local", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), "Usage: rocketmq-local [flags]\n\n"+
+			"Runs a NameServer and one or more brokers in one process.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&o.namesrv, "namesrv", "127.0.0.1:9876", "NameServer listen `ADDR`")
+	fs.StringVar(&o.broker, "broker", "127.0.0.1:10911", "first broker's listen `ADDR`; broker i listens on port+10*i (port 0: random ports)")
+	fs.StringVar(&o.data, "data", "./rocketmq-data", "store root; broker-a stores under `DIR`/broker-a")
+	fs.IntVar(&o.brokers, "brokers", 1, "number of brokers (broker-a, broker-b, ...)")
+	fs.StringVar(&o.cluster, "cluster", "DefaultCluster", "cluster name")
+	fs.StringVar(&o.flush, "flush", "async", "flush mode: async or sync")
+	fs.BoolVar(&o.verbose, "v", false, "log server events to stderr")
+	fs.DurationVar(&o.longPollCheck, "long-poll-check", 5*time.Second, "how often held pulls re-check their queue")
+	fs.DurationVar(&o.shortPolling, "short-polling", 0, "if set, disable long polling and answer empty pulls after this long")
+	fs.Int64Var(&o.segmentSize, "segment-size", 1<<30, "CommitLog segment file size in bytes")
+	fs.StringVar(&o.delayLevels, "delay-levels", rocketmq.DefaultDelayLevelString,
+		"delay level table: delays of levels 1, 2, ... with units ms, s, m, h, d")
+	fs.DurationVar(&o.timerPrec, "timer-precision", time.Second, "precision of timer messages (TIMER_DELAY_*, TIMER_DELIVER_MS)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
+	return fs
+}
+
 func run(args []string, stdout, stderr io.Writer) (err error) {
 	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // -h: the usage is printed
+	}
 	if err != nil {
 		return err
 	}
@@ -121,78 +131,46 @@ func startCPUProfile(path string) (func() error, error) {
 	}, nil
 }
 
-// serve runs the servers until ctx is done, then shuts them down.
+// serve runs the servers until ctx is done, then shuts them down. The
+// cluster is built by rmqtest.NewCluster, as tests build theirs.
 func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	logger := slog.New(slog.DiscardHandler)
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	ns, err := namesrv.New(namesrv.Config{Logger: logger})
+	opts := []rmqtest.Option{
+		rmqtest.WithNameServerAddr(o.namesrv),
+		rmqtest.WithBrokerAddr(o.broker),
+		rmqtest.WithBrokers(o.brokers),
+		rmqtest.WithClusterName(o.cluster),
+		rmqtest.WithStoreDir(o.data),
+		rmqtest.WithCommitLogSegmentSize(o.segmentSize),
+		// The store's (Java's) sizes: a data directory written with them
+		// must reopen.
+		rmqtest.WithConsumeQueueEntries(0),
+		rmqtest.WithIndexSize(0, 0),
+		rmqtest.WithLongPollCheck(o.longPollCheck),
+		rmqtest.WithDelayLevels(o.delayLevels),
+		rmqtest.WithTimerPrecision(o.timerPrec),
+		rmqtest.WithLogger(logger),
+	}
+	if o.shortPolling > 0 {
+		opts = append(opts, rmqtest.WithShortPolling(o.shortPolling))
+	}
+	if o.flush == "sync" {
+		opts = append(opts, rmqtest.WithSyncFlush())
+	}
+	c, err := rmqtest.NewCluster(opts...)
 	if err != nil {
 		return err
 	}
-	if err := ns.Start(o.namesrv); err != nil {
-		return fmt.Errorf("namesrv: %w", err)
-	}
-	fmt.Fprintf(stdout, "namesrv listening on %s\n", ns.Addr())
-
-	host, portStr, err := net.SplitHostPort(o.broker)
-	if err != nil {
-		return fmt.Errorf("-broker %q: %w", o.broker, err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return fmt.Errorf("-broker %q: bad port", o.broker)
-	}
-	var brokers []*broker.Broker
-	shutdown := func() error {
-		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		var errs []error
-		for _, b := range brokers {
-			errs = append(errs, b.Close(sctx))
-		}
-		errs = append(errs, ns.Close(sctx))
-		return errors.Join(errs...)
-	}
-	for i := 0; i < o.brokers; i++ {
-		name := fmt.Sprintf("broker-%c", 'a'+i)
-		p := port
-		if port != 0 {
-			p = port + 10*i
-		}
-		cfg := broker.Config{
-			ClusterName:          o.cluster,
-			BrokerName:           name,
-			ListenAddr:           net.JoinHostPort(host, strconv.Itoa(p)),
-			NameServers:          []string{ns.Addr()},
-			StoreDir:             filepath.Join(o.data, name),
-			CommitLogSegmentSize: o.segmentSize,
-			LongPollCheck:        o.longPollCheck,
-			DelayLevels:          o.delayLevels,
-			TimerPrecision:       o.timerPrec,
-			Logger:               logger,
-		}
-		if o.shortPolling > 0 {
-			cfg.DisableLongPolling, cfg.ShortPollingTime = true, o.shortPolling
-		}
-		if o.flush == "sync" {
-			cfg.FlushMode = store.FlushSync
-		}
-		b, err := broker.New(cfg)
-		if err == nil {
-			err = b.Start()
-			if err != nil {
-				b.Close(context.Background())
-			}
-		}
-		if err != nil {
-			return errors.Join(fmt.Errorf("%s: %w", name, err), shutdown())
-		}
-		brokers = append(brokers, b)
-		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", name, b.Addr(), cfg.StoreDir)
+	fmt.Fprintf(stdout, "namesrv listening on %s\n", c.NameServerAddr())
+	for _, name := range c.BrokerNames() {
+		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", name, c.BrokerAddr(name), c.StoreDir(name))
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "shutting down")
-	return shutdown()
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.Close(sctx)
 }

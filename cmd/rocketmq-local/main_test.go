@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +123,31 @@ func TestParseFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// -h prints the usage, which names every flag, and is not an error; the
+// README's flag list names every flag too.
+func TestHelp(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if err := run([]string{"-h"}, &stdout, &stderr); err != nil {
+		t.Fatalf("run -h: %v", err)
+	}
+	usage := stderr.String()
+	if !strings.HasPrefix(usage, "Usage: rocketmq-local") || strings.Contains(usage+stdout.String(), "help requested") {
+		t.Errorf("-h printed:\n%s%s", stdout.String(), usage)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "`cmd/rocketmq-local` flags")
+	section, _, _ = strings.Cut(section, "\n\n")
+	newFlagSet(new(options), io.Discard).VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(usage, "  -"+f.Name+" ") && !strings.Contains(usage, "  -"+f.Name+"\t") {
+			t.Errorf("usage does not list -%s", f.Name)
+		}
+		if !strings.Contains(section, "`-"+f.Name) {
+			t.Errorf("README's rocketmq-local flags do not list -%s", f.Name)
+		}
+	})
 }

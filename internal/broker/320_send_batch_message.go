@@ -10,6 +10,29 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
+// SEND_BATCH_MESSAGE (320) carries the V2 send header with m=true and a
+// body of batch elements (docs/PROTOCOL.md §3.2, §5.4). It is served by the send
+// pipeline (send.go), on the event loop when sendInline allows, which hands
+// every batch to sendBatch below.
+
+// handleSendBatchMessage serves SEND_BATCH_MESSAGE on a worker.
+func (b *Broker) handleSendBatchMessage(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
+	var h remoting.SendMessageRequestHeaderV2
+	if err := h.FromExt(req.Ext); err != nil {
+		return b.sendHeaderError(err)
+	}
+	return b.send(ctx, c, req, (*remoting.SendMessageRequestHeader)(&h))
+}
+
+// sendBatchMessageInline is SEND_BATCH_MESSAGE's event-loop fast path.
+func (b *Broker) sendBatchMessageInline(ctx context.Context, c *server.Conn, req *remoting.Command) (*remoting.Command, bool) {
+	var h remoting.SendMessageRequestHeaderV2
+	if err := h.FromExt(req.Ext); err != nil {
+		return b.sendHeaderError(err), true
+	}
+	return b.sendInline(ctx, c, req, (*remoting.SendMessageRequestHeader)(&h))
+}
+
 // sendBatch stores the elements of a batch in one queue with consecutive
 // offsets. Like 4.9.8 it appends the batch-level properties (the header's,
 // plus CLUSTER) to every element's own; unlike 4.9.8 it also gives an

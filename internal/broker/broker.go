@@ -55,9 +55,10 @@ type Broker struct {
 	ready chan struct{}
 
 	// mu serialises Start and shutdown.
-	mu      sync.Mutex
-	started bool
-	closed  bool
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	shutDown chan struct{} // closed once shutdown has finished
 
 	// wgMu guards running and every wg.Add, so no goroutine is added once
 	// shutdown has begun waiting. It is taken alone, never under mu's
@@ -78,7 +79,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := os.MkdirAll(cfg.StoreDir, 0o755); err != nil {
 		return nil, fmt.Errorf("rocketmq: broker: StoreDir: %w", err)
 	}
-	b := &Broker{cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerName), ready: make(chan struct{})}
+	b := &Broker{cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerName), ready: make(chan struct{}), shutDown: make(chan struct{})}
 	b.ids = rocketmq.NewUniqIDGenerator()
 	if b.delayLevels, err = parseDelayLevels(cfg.DelayLevels); err != nil {
 		return nil, fmt.Errorf("rocketmq: broker: DelayLevels: %w", err)
@@ -132,12 +133,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.srv.OnConnClose(b.clients.onConnClose)
-	b.registerSendHandlers()
-	b.registerPullHandlers()
-	b.registerOffsetHandlers()
-	b.registerClientHandlers()
-	b.registerAdminHandlers()
-	b.registerDelayHandlers()
+	b.serveRoutes()
 	return b, nil
 }
 
@@ -196,6 +192,10 @@ func (b *Broker) ClusterName() string { return b.cfg.ClusterName }
 
 // Close unregisters from the NameServers, answers held pulls, persists
 // offsets and config, stops every goroutine and closes the store cleanly.
+// ctx bounds the unregistration and the wait for running requests; then
+// the server forces the rest (internal/server Close). Close returns after
+// every goroutine of the broker has ended; a later call waits for the
+// first.
 func (b *Broker) Close(ctx context.Context) error {
 	return b.shutdown(ctx, true)
 }
@@ -211,11 +211,13 @@ func (b *Broker) shutdown(ctx context.Context, clean bool) error {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
+		<-b.shutDown
 		return nil
 	}
 	b.closed = true
 	started := b.started
 	b.mu.Unlock()
+	defer close(b.shutDown)
 	b.wgMu.Lock()
 	b.running = false
 	b.wgMu.Unlock()

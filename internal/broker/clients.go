@@ -58,17 +58,6 @@ func newClientManager(b *Broker) *clientManager {
 	}
 }
 
-func (b *Broker) registerClientHandlers() {
-	b.handle(remoting.HeartBeat, b.handleHeartBeat)
-	b.handle(remoting.UnregisterClient, b.handleUnregisterClient)
-	b.handle(remoting.GetConsumerListByGroup, b.handleGetConsumerListByGroup)
-	b.handle(remoting.GetConsumerConnectionList, b.handleGetConsumerConnectionList)
-	b.handle(remoting.GetProducerConnectionList, b.handleGetProducerConnectionList)
-	b.handle(remoting.UpdateAndCreateSubscriptionGroup, b.handleUpdateAndCreateSubscriptionGroup)
-	b.handle(remoting.GetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroupConfig)
-	b.handle(remoting.DeleteSubscriptionGroup, b.handleDeleteSubscriptionGroup)
-}
-
 // registerConsumer registers or refreshes ch in group with the heartbeat's
 // consumer data (Java registerConsumer). The group changed when ch is new
 // or a topic was added or dropped; a newer subVersion of an existing topic

@@ -4,8 +4,10 @@
 // internal/store in RocketMQ's on-disk layout and serves the remoting
 // protocol through internal/server.
 //
-// Files named NNN_name.go hold the handler of request code NNN, so the
-// directory listing doubles as the protocol index. State has one owner per
+// handlers.go holds the request table, and a file named NNN_name.go holds
+// the whole handler of request code NNN, so the directory listing doubles
+// as the protocol index; the send and pull codes delegate to the shared
+// pipelines in send.go and pull.go. State has one owner per
 // concern: topics (topicManager), subscription groups (groupManager),
 // consumer offsets (offsetManager), client channels (clientManager) and held
 // pulls (pullHold), each with its own lock; none of them calls another while

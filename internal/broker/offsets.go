@@ -330,19 +330,6 @@ func (g *getRates) remove(match func(offsetKey) bool) {
 	g.mu.Unlock()
 }
 
-// registerOffsetHandlers registers the consumer offset and queue offset
-// codes.
-func (b *Broker) registerOffsetHandlers() {
-	b.handle(remoting.QueryConsumerOffset, b.handleQueryConsumerOffset)
-	b.handle(remoting.UpdateConsumerOffset, b.handleUpdateConsumerOffset)
-	b.handle(remoting.SearchOffsetByTimestamp, b.handleSearchOffsetByTimestamp)
-	b.handle(remoting.GetMaxOffset, b.handleGetMaxOffset)
-	b.handle(remoting.GetMinOffset, b.handleGetMinOffset)
-	b.handle(remoting.GetEarliestMsgStoreTime, b.handleGetEarliestMsgStoretime)
-	b.handle(remoting.GetConsumeStats, b.handleGetConsumeStats)
-	b.handle(remoting.GetAllConsumerOffset, b.handleGetAllConsumerOffset)
-}
-
 // offsetResponse is SUCCESS with the single `offset` header field.
 func offsetResponse(off int64) *remoting.Command {
 	resp := remoting.NewResponse(remoting.Success, "")

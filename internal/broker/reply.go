@@ -23,14 +23,6 @@ import (
 // replyPushTimeout is Broker2Client.callClient's timeout.
 const replyPushTimeout = 10 * time.Second
 
-// registerDelayHandlers registers the request-reply codes and
-// GET_ALL_DELAY_OFFSET.
-func (b *Broker) registerDelayHandlers() {
-	b.handle(remoting.GetAllDelayOffset, b.handleGetAllDelayOffset)
-	b.handle(remoting.SendReplyMessage, b.handleSendReplyMessage)
-	b.handle(remoting.SendReplyMessageV2, b.handleSendReplyMessageV2)
-}
-
 // sendReply pushes and stores one reply message.
 func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Command, h *remoting.SendMessageRequestHeader) *remoting.Command {
 	tc, resp := b.sendCheck(c, h)

@@ -34,35 +34,13 @@ const (
 // version on a %RETRY% send's maxReconsumeTimes header is honoured.
 const versionV349 = 121
 
-func (b *Broker) registerSendHandlers() {
-	for _, code := range []int32{remoting.SendMessage, remoting.SendMessageV2, remoting.SendBatchMessage} {
-		b.handle(code, b.handleSend)
-		// With sync flush too: the wait for the device is syncReplies'.
-		b.handleInline(code, b.sendInline)
-	}
-}
-
-// handleSend serves SEND_MESSAGE (10), SEND_MESSAGE_V2 (310) and
-// SEND_BATCH_MESSAGE (320, a V2 header with m=true and a body of batch
-// elements, PROTOCOL.md §5.4) on a worker.
-func (b *Broker) handleSend(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	h, err := decodeSendHeader(req)
-	if err != nil {
-		return b.sendHeaderError(err)
-	}
-	return b.send(ctx, c, req, h)
-}
-
-// sendInline is the send path's fast path on the event loop: a send to an
-// existing topic other than a %RETRY% one, whose only shared state is the
-// store's append lock. Auto-creation (which writes config and re-registers
-// with the NameServer) and %RETRY% sends (which may create a group) are
-// left to a worker.
-func (b *Broker) sendInline(ctx context.Context, c *server.Conn, req *remoting.Command) (*remoting.Command, bool) {
-	h, err := decodeSendHeader(req)
-	if err != nil {
-		return b.sendHeaderError(err), true
-	}
+// sendInline is the send codes' fast path on the event loop, once the
+// header is decoded: a send to an existing topic other than a %RETRY% one,
+// whose only shared state is the store's append lock. Auto-creation (which
+// writes config and re-registers with the NameServer) and %RETRY% sends
+// (which may create a group) are left to a worker. With sync flush too: the
+// wait for the device is syncReplies'.
+func (b *Broker) sendInline(ctx context.Context, c *server.Conn, req *remoting.Command, h *remoting.SendMessageRequestHeader) (*remoting.Command, bool) {
 	if rocketmq.IsRetryTopic(h.Topic) {
 		return nil, false
 	}
@@ -70,14 +48,6 @@ func (b *Broker) sendInline(ctx context.Context, c *server.Conn, req *remoting.C
 		return nil, false
 	}
 	return b.send(ctx, c, req, h), true
-}
-
-// decodeSendHeader decodes the header of any of the three send codes.
-func decodeSendHeader(req *remoting.Command) (*remoting.SendMessageRequestHeader, error) {
-	if req.Code == remoting.SendMessage {
-		return decodeSendV1(req)
-	}
-	return decodeSendV2(req)
 }
 
 // send dispatches a decoded send header like Java's asyncProcessRequest:

@@ -1032,7 +1032,7 @@ func BenchmarkSendV2Handler(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if resp := e.b.handleSend(ctx, c, req); resp.Code != remoting.Success {
+		if resp := e.b.handleSendMessageV2(ctx, c, req); resp.Code != remoting.Success {
 			b.Fatalf("%d %s", resp.Code, resp.Remark)
 		}
 	}
@@ -1049,7 +1049,7 @@ func TestSendInlineDecisions(t *testing.T) {
 	body := []byte("inline")
 
 	newTopic := sendV2Req(sendTestHeader("InlineTopic", 0, sendTestProps("WAIT", "true")), body)
-	if resp, ok := e.b.sendInline(ctx, c, newTopic); ok {
+	if resp, ok := e.b.sendMessageV2Inline(ctx, c, newTopic); ok {
 		t.Fatalf("send to an unknown topic served inline: code %d", resp.Code)
 	}
 	if _, ok := e.b.topics.get("InlineTopic"); ok {
@@ -1058,7 +1058,7 @@ func TestSendInlineDecisions(t *testing.T) {
 	if resp := e.invoke(t, newTopic); resp.Code != remoting.Success {
 		t.Fatalf("worker send: %d %s", resp.Code, resp.Remark)
 	}
-	resp, ok := e.b.sendInline(ctx, c, sendV2Req(sendTestHeader("InlineTopic", 0, sendTestProps("WAIT", "true")), body))
+	resp, ok := e.b.sendMessageV2Inline(ctx, c, sendV2Req(sendTestHeader("InlineTopic", 0, sendTestProps("WAIT", "true")), body))
 	if !ok || resp.Code != remoting.Success {
 		t.Fatalf("send to an existing topic: served inline %v, code %d", ok, resp.Code)
 	}
@@ -1067,12 +1067,12 @@ func TestSendInlineDecisions(t *testing.T) {
 	}
 
 	retry := sendV2Req(sendTestHeader(rocketmq.RetryGroupTopicPrefix+"G", 0, ""), body)
-	if _, ok := e.b.sendInline(ctx, c, retry); ok {
+	if _, ok := e.b.sendMessageV2Inline(ctx, c, retry); ok {
 		t.Fatal("%RETRY% send served inline")
 	}
 
 	bad := remoting.NewRequest(remoting.SendMessageV2, remoting.ExtFields{{Key: "b", Value: "InlineTopic"}}, body)
-	if resp, ok := e.b.sendInline(ctx, c, bad); !ok || resp.Code != remoting.SystemError {
+	if resp, ok := e.b.sendMessageV2Inline(ctx, c, bad); !ok || resp.Code != remoting.SystemError {
 		t.Fatalf("bad header: served inline %v, code %v", ok, resp)
 	}
 }

@@ -8,8 +8,9 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"path/filepath"
 	"sync"
+
+	"github.com/go-rocketmq/rocketmq/internal/atomicfile"
 )
 
 // namespaceOrderTopicConfig is the KV namespace of per-topic order config
@@ -103,8 +104,8 @@ func (kv *kvConfig) delete(ns, key string) error {
 	return kv.save()
 }
 
-// save writes the table to kv.path through a temporary file and a rename,
-// so a crash leaves the old or the new content, never half of it.
+// save writes the table to kv.path atomically and durably (atomicfile), so
+// a crash leaves the old or the new content, never half of it.
 func (kv *kvConfig) save() error {
 	if kv.path == "" {
 		return nil
@@ -123,14 +124,7 @@ func (kv *kvConfig) save() error {
 	}
 	data := bytes.TrimRight(buf.Bytes(), "\n")
 
-	if err := os.MkdirAll(filepath.Dir(kv.path), 0o755); err != nil {
-		return fmt.Errorf("rocketmq: save kv config: %w", err)
-	}
-	tmp := kv.path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return fmt.Errorf("rocketmq: save kv config: %w", err)
-	}
-	if err := os.Rename(tmp, kv.path); err != nil {
+	if err := atomicfile.Write(kv.path, data, 0o644); err != nil {
 		return fmt.Errorf("rocketmq: save kv config: %w", err)
 	}
 	return nil

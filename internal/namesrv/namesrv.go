@@ -125,9 +125,10 @@ func (ns *NameServer) Start(addr string) error {
 // Addr is the bound listening address ("ip:port"), empty before Start.
 func (ns *NameServer) Addr() string { return ns.srv.Addr() }
 
-// Close stops the expiry scan and the server: running requests finish,
-// then every connection closes. It waits until ctx is done at most; a
-// second call waits for the first to finish.
+// Close stops the expiry scan and the server: running requests finish
+// while ctx allows, then every connection is closed. It returns after every
+// goroutine has ended, with an error wrapping ctx's when requests were
+// still running at its end; a second call waits for the first to finish.
 func (ns *NameServer) Close(ctx context.Context) error {
 	ns.mu.Lock()
 	if !ns.closed {

@@ -31,9 +31,11 @@
 // CHECK_TRANSACTION_STATE); responses from the client are matched by
 // opaque, and waiting calls fail as soon as the connection closes.
 //
-// Close cancels handler contexts, waits for running handlers (their
-// responses still go out), then stops gnet, which closes every connection
-// and runs the OnConnClose callbacks.
+// Close cancels handler contexts and, while its ctx allows, waits for
+// running handlers (their responses still go out); then it stops gnet,
+// which closes every connection and runs the OnConnClose callbacks. It
+// returns only once every handler and worker goroutine has ended, so a
+// handler that ignores its context holds Close up.
 //
 // gnet keeps its logger in a process-wide variable and each gnet.Run sets
 // it, so with several servers in one process a few of gnet's own lines

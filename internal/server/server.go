@@ -219,7 +219,7 @@ func (s *Server) Start(addr string) error {
 	}
 	bound, err := boundAddr(s.eng)
 	if err != nil {
-		s.stopEngine(context.Background())
+		s.stopEngine()
 		return fmt.Errorf("rocketmq: bound address of %s: %w", addr, err)
 	}
 	s.addr = bound
@@ -247,11 +247,12 @@ func boundAddr(eng gnet.Engine) (string, error) {
 // Addr returns the bound "host:port" after a successful Start.
 func (s *Server) Addr() string { return s.addr }
 
-// Close stops accepting requests, cancels handler contexts, fails pending
-// server→client calls, waits for running handlers (their responses are
-// still written), then closes every connection and stops gnet. If ctx ends
-// first Close returns its error; handlers still running are then left to
-// finish on their own.
+// Close stops accepting requests, cancels handler contexts and fails
+// pending server→client calls. Until ctx ends it waits for running handlers
+// (their responses are still written); then it forces the rest: it closes
+// every connection and stops gnet. It always returns after every handler and
+// worker goroutine has ended, with an error wrapping ctx's when the
+// graceful phase did not finish in time. A later call waits for the first.
 func (s *Server) Close(ctx context.Context) error {
 	s.gate.Lock()
 	already := s.draining
@@ -259,12 +260,8 @@ func (s *Server) Close(ctx context.Context) error {
 	started := s.started
 	s.gate.Unlock()
 	if already {
-		select {
-		case <-s.closedCh:
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		<-s.closedCh
+		return nil
 	}
 
 	close(s.done)
@@ -286,37 +283,29 @@ func (s *Server) Close(ctx context.Context) error {
 	select {
 	case <-handlersDone:
 	case <-ctx.Done():
-		err = fmt.Errorf("rocketmq: server close: handlers still running: %w", ctx.Err())
+		err = fmt.Errorf("rocketmq: server close: handlers still running at the deadline: %w", ctx.Err())
 	}
 
 	s.gate.Lock()
 	s.stopped = true
 	s.gate.Unlock()
 
-	if e := s.stopEngine(ctx); e != nil && err == nil {
-		err = e
-	}
-	if err == nil {
-		close(s.closedCh)
-	}
+	s.stopEngine()
+	<-handlersDone
+	close(s.closedCh)
 	return err
 }
 
-// stopEngine asks gnet to stop and waits for gnet.Run to return. Engine.Stop
-// polls every 500 ms, so it is cancelled as soon as Run has returned.
-func (s *Server) stopEngine(ctx context.Context) error {
-	stopCtx, cancel := context.WithCancel(ctx)
+// stopEngine asks gnet to stop, which closes every connection, and waits
+// for gnet.Run to return. Engine.Stop polls every 500 ms, so it is
+// cancelled as soon as Run has returned.
+func (s *Server) stopEngine() {
+	stopCtx, cancel := context.WithCancel(context.Background())
 	stopErr := make(chan error, 1)
 	go func() { stopErr <- s.eng.Stop(stopCtx) }()
-	var err error
-	select {
-	case <-s.runDone:
-	case <-ctx.Done():
-		err = fmt.Errorf("rocketmq: server close: gnet still running: %w", ctx.Err())
-	}
+	<-s.runDone
 	cancel()
 	<-stopErr
-	return err
 }
 
 // events is the gnet event handler.

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,12 +14,6 @@ import (
 // cpuMeter reports process CPU time (user+system, all goroutines including
 // the flusher and prefaulter) per operation.
 type cpuMeter struct{ start time.Duration }
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 func startCPU() cpuMeter { return cpuMeter{cpuTime()} }
 

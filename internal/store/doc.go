@@ -12,7 +12,7 @@
 //	index/<yyyyMMddHHmmssSSS>           40 + IndexSlots*4 + IndexEntries*20 bytes, named by creation time
 //	checkpoint                          4096 bytes
 //	abort                               exists while a Store has the directory open (holds the pid)
-//	lock                                flock(LOCK_EX) held for the Store's lifetime
+//	lock                                exclusive lock (flock; LockFileEx on Windows) held for the Store's lifetime
 //	deletedTopics.json                  topic -> commit-log offset at DeleteTopic (not in Java's layout)
 //	config/*.json (+ .bak)              owned by the broker, written with WriteConfigFile
 //
@@ -54,6 +54,13 @@
 // locks. Readers use atomics and the shared life lock, never the writer
 // lock. In FlushAsync mode a background goroutine faults commit-log pages
 // in ahead of the writer.
+//
+// Platforms: on Unix the files are mapped with mmap; on Windows with a
+// file mapping (CreateFileMapping, MapViewOfFile) and synced with
+// FlushViewOfFile and FlushFileBuffers. A sync is fdatasync on Linux,
+// F_FULLFSYNC on macOS. Blocks are reserved with fallocate and freed with
+// hole punching on Linux only; elsewhere Truncate sizes the file and a
+// cleared tail is zeroed in place (sys_*.go).
 //
 // Durability: FlushAsync syncs the commit log every FlushInterval. FlushSync
 // with PutRequest.WaitFlush waits for a sync covering the record; one flush

@@ -28,3 +28,6 @@ var (
 	errFault     = errors.New("memory fault")
 	errWrite     = errors.New("write failed")
 )
+
+// errUnsupported is returned by a file operation the platform does not have.
+var errUnsupported = errors.New("not supported on this platform")

@@ -76,14 +76,7 @@ func mapOpened(f *os.File, path string, start, size int64, opts int) (*mappedFil
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
-	var merr error
-	cerr := raw.Control(func(fd uintptr) {
-		data, merr = syscall.Mmap(int(fd), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	})
-	if cerr != nil {
-		return nil, cerr
-	}
+	data, merr := mmap(f, size)
 	if merr != nil {
 		return nil, fmt.Errorf("%w: mmap %s: %v", ErrIO, path, merr)
 	}
@@ -92,16 +85,9 @@ func mapOpened(f *os.File, path string, start, size int64, opts int) (*mappedFil
 
 func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
 
-// sync writes the file's dirty pages to the device. On Linux fdatasync also
-// covers pages dirtied through a shared mapping.
-func (m *mappedFile) sync() error {
-	var serr error
-	err := m.raw.Control(func(fd uintptr) { serr = fdatasync(fd) })
-	if err != nil {
-		return err
-	}
-	return serr
-}
+// sync writes the file's dirty pages, those written through the mapping
+// included, to the device.
+func (m *mappedFile) sync() error { return syncMapped(m) }
 
 // writeAt writes b at file offset off with pwrite (the page cache the
 // mapping shows). An error may leave part of b written.
@@ -117,7 +103,7 @@ func (m *mappedFile) close() error {
 	m.closed.Store(true)
 	var err error
 	if m.data != nil {
-		err = syscall.Munmap(m.data)
+		err = munmap(m.data)
 		m.data = nil
 	}
 	if cerr := m.f.Close(); err == nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"sync/atomic"
-	"syscall"
 	"unsafe"
 )
 
@@ -51,10 +50,8 @@ func (s *Store) prefaultOnce() {
 // MADV_POPULATE_WRITE (Linux 5.14+), else per page an atomic add of zero,
 // which cannot lose a concurrent append's bytes.
 func (s *Store) populate(b []byte) {
-	const madvPopulateWrite = 23
 	if !s.noPopulate.Load() {
-		_, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), madvPopulateWrite)
-		if e == 0 {
+		if populateWrite(b) {
 			return
 		}
 		s.noPopulate.Store(true)

@@ -3,6 +3,7 @@ package store
 import (
 	"os"
 	"syscall"
+	"unsafe"
 )
 
 func fdatasync(fd uintptr) error { return syscall.Fdatasync(int(fd)) }
@@ -26,4 +27,12 @@ func punchHole(f *os.File, off, n int64) error {
 		return err
 	}
 	return ferr
+}
+
+// populateWrite write-faults the pages of b with MADV_POPULATE_WRITE
+// (Linux 5.14+); false when the kernel does not have it.
+func populateWrite(b []byte) bool {
+	const madvPopulateWrite = 23
+	_, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), madvPopulateWrite)
+	return e == 0
 }

@@ -1,0 +1,120 @@
+package atomicfile
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "config.json")
+	for _, data := range [][]byte{[]byte(`{"v":1}`), []byte(`{"v":2}`), nil} {
+		if err := Write(path, data, 0o644); err != nil {
+			t.Fatalf("Write(%q): %v", data, err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("after Write(%q) the file holds %q, %v", data, got, err)
+		}
+		if _, err := os.Stat(path + TempSuffix); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("temporary file left behind: %v", err)
+		}
+	}
+}
+
+// A write that fails at any point leaves the old file as it was and no
+// temporary file behind.
+func TestWriteFailureKeepsOldFile(t *testing.T) {
+	boom := errors.New("power cut")
+	old, next := []byte(`{"v":"old"}`), []byte(`{"v":"new"}`)
+	for _, tc := range []struct {
+		name    string
+		at      step
+		keep    bool
+		wantBak bool
+	}{
+		{"after the temporary file is synced", stepWritten, false, false},
+		{"after the temporary file is synced, with backup", stepWritten, true, false},
+		{"after the backup rename", stepBackedUp, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.json")
+			if err := Write(path, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var keep func([]byte) bool
+			if tc.keep {
+				keep = func([]byte) bool { return true }
+			}
+			fail := func(s step) error {
+				if s == tc.at {
+					return boom
+				}
+				return nil
+			}
+			if err := write(path, next, 0o644, keep, fail); !errors.Is(err, boom) {
+				t.Fatalf("write: %v, want %v", err, boom)
+			}
+			if _, err := os.Stat(path + TempSuffix); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("temporary file left behind: %v", err)
+			}
+			readPath := path
+			if tc.wantBak {
+				// Between the two renames the old content is the backup.
+				readPath = path + BackupSuffix
+			}
+			if got, err := os.ReadFile(readPath); err != nil || !bytes.Equal(got, old) {
+				t.Errorf("%s holds %q, %v; want the old content", filepath.Base(readPath), got, err)
+			}
+		})
+	}
+}
+
+// The temporary file cannot be created: the target is untouched.
+func TestWriteUncreatableTemp(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	if err := Write(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path+TempSuffix, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(path, []byte("new"), 0o644); err == nil {
+		t.Fatal("Write succeeded with a directory in the temporary file's place")
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Errorf("file holds %q, want old", got)
+	}
+}
+
+func TestWriteKeepingBackup(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	wellFormed := func(b []byte) bool { return len(b) > 0 && b[0] == '{' }
+	for _, tc := range []struct {
+		data, wantBak string
+	}{
+		{`{"v":1}`, ""},
+		{`{"v":2}`, `{"v":1}`},
+		{`broken`, `{"v":2}`},
+		{`{"v":3}`, `{"v":2}`}, // a malformed file does not replace the backup
+	} {
+		if err := WriteKeepingBackup(path, []byte(tc.data), 0o644, wellFormed); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != tc.data {
+			t.Errorf("file holds %q, want %q", got, tc.data)
+		}
+		got, err := os.ReadFile(path + BackupSuffix)
+		if tc.wantBak == "" {
+			if !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("backup after the first write: %q, %v", got, err)
+			}
+			continue
+		}
+		if string(got) != tc.wantBak {
+			t.Errorf("backup holds %q, want %q", got, tc.wantBak)
+		}
+	}
+}

@@ -1,0 +1,232 @@
+package broker
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/server"
+	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// The pull path (PULL_MESSAGE 11, LITE_PULL_MESSAGE 361) follows 4.9.8's
+// PullMessageProcessor (PROTOCOL.md §9.3): the checks in Java's order with
+// its codes and remarks, broker-side tag filtering by hash, the store
+// status mapped to a response code, long polling through pullHold, and the
+// piggy-backed offset commit.
+
+// Remarks of a 4.9.8 broker.
+const (
+	remarkSubParseFailed  = "parse the consumer's subscription failed"
+	remarkSubNotLatest    = "the consumer's subscription not latest"
+	remarkFilterNotByType = "The broker does not support consumer to filter message by "
+	remarkStoreGetNull    = "store getMessage return null"
+)
+
+// reply executes a pull and answers it on c. A body is written from the
+// scratch buffer it was read into, which Reply has copied into the
+// connection's output when it returns, so the buffer goes back to the pool
+// and the body costs no allocation. Without a body the response is
+// returned for the caller to send.
+func (b *Broker) reply(c *server.Conn, req *remoting.Command, allowSuspend bool) *remoting.Command {
+	resp, buf := b.pull(c, req, allowSuspend)
+	stampResponse(resp)
+	if buf == nil {
+		return resp
+	}
+	if err := c.Reply(req, resp); err != nil {
+		b.log.Debug("pull: reply failed", "client", c.String(), "err", err)
+	}
+	b.pulls.putBuf(buf, resp.Body)
+	return nil
+}
+
+// pull executes a pull request. allowSuspend is true on the first arrival
+// and false when a held pull is re-executed: then it is never held again and
+// commits no offset (Java's brokerAllowSuspend). A nil response means the
+// pull is held. A non-nil buf is the pooled scratch buffer the response
+// body lies in; the caller returns it with putBuf once the body is sent.
+func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) (resp *remoting.Command, buf *[]byte) {
+	var h remoting.PullMessageRequestHeader
+	if err := h.FromExt(req.Ext); err != nil {
+		return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err)), nil
+	}
+	if b.cfg.BrokerPermission&rocketmq.PermRead == 0 {
+		ip := b.brokerIP()
+		return remoting.NewResponse(remoting.NoPermission, "the broker["+ip+"] pulling message is forbidden"), nil
+	}
+	gc, ok := b.groups.findOrCreate(h.ConsumerGroup)
+	if !ok {
+		return remoting.NewResponse(remoting.SubscriptionGroupNotExist,
+			"subscription group ["+h.ConsumerGroup+"] does not exist, "+faqSuffix), nil
+	}
+	if !gc.ConsumeEnable {
+		return remoting.NewResponse(remoting.NoPermission, "subscription group no permission, "+h.ConsumerGroup), nil
+	}
+	tc, ok := b.topics.get(h.Topic)
+	if !ok {
+		return remoting.NewResponse(remoting.TopicNotExist, "topic["+h.Topic+"] not exist, apply first please! "+faqSuffix), nil
+	}
+	if tc.Perm&rocketmq.PermRead == 0 {
+		return remoting.NewResponse(remoting.NoPermission, "the topic["+h.Topic+"] pulling message is forbidden"), nil
+	}
+	if h.QueueID < 0 || h.QueueID >= tc.ReadQueueNums {
+		return remoting.NewResponse(remoting.SystemError, "queueId["+strconv.Itoa(int(h.QueueID))+"] is illegal, topic:["+
+			h.Topic+"] topicConfig.readQueueNums:["+strconv.Itoa(int(tc.ReadQueueNums))+"] consumer:[/"+remoteAddrString(c)+"]"), nil
+	}
+	filter, resp := b.pullFilter(&h, &gc)
+	if resp != nil {
+		return resp, nil
+	}
+
+	get := store.GetRequest{
+		Topic:   h.Topic,
+		QueueID: h.QueueID,
+		Offset:  h.QueueOffset,
+		// Java answers at least one message whatever maxMsgNums says.
+		MaxMessages: max(int(h.MaxMsgNums), 1),
+	}
+	if h.MaxMsgBytes != nil && *h.MaxMsgBytes > 0 {
+		get.MaxBytes = int(*h.MaxMsgBytes)
+	}
+	if !filter.all {
+		get.Filter = filter.match
+	}
+	buf = b.pulls.getBuf()
+	res, err := b.store.GetMessages((*buf)[:0], &get)
+	if err != nil {
+		b.pulls.putBuf(buf, nil)
+		b.log.Warn("pull: store read failed", "topic", h.Topic, "queue", h.QueueID, "offset", h.QueueOffset, "err", err)
+		return remoting.NewResponse(remoting.SystemError, remarkStoreGetNull), nil
+	}
+	code := pullCode(res.Status, h.QueueOffset)
+	resp = remoting.NewResponse(code, res.Status.String())
+	rh := remoting.PullMessageResponseHeader{
+		NextBeginOffset: res.NextBeginOffset,
+		MinOffset:       res.MinOffset,
+		MaxOffset:       res.MaxOffset,
+	}
+	resp.Ext = rh.AppendExt(make(remoting.ExtFields, 0, 4))
+	switch code {
+	case remoting.Success:
+		resp.Body = res.Data
+		b.stats.addGet(res.Messages)
+		b.offsets.gets.add(h.ConsumerGroup, h.Topic, res.Messages, time.Now())
+	case remoting.PullNotFound:
+		if allowSuspend && h.SysFlag&remoting.PullFlagSuspend != 0 {
+			timeout := time.Duration(h.SuspendTimeoutMillis) * time.Millisecond
+			if b.cfg.DisableLongPolling {
+				timeout = b.cfg.ShortPollingTime
+			}
+			// A message may have landed between the read and the hold;
+			// recheck then, unless the offset lies below the max already
+			// (a consume-queue hole, which only new messages or the
+			// periodic check should wake).
+			recheck := res.MaxOffset <= h.QueueOffset
+			if b.pulls.suspend(c, req, holdKey{h.Topic, h.QueueID}, h.QueueOffset, filter, timeout, recheck) {
+				resp = nil
+			}
+		}
+	case remoting.PullOffsetMoved:
+		b.log.Info("pull: offset moved", "group", h.ConsumerGroup, "topic", h.Topic, "queue", h.QueueID,
+			"requested", h.QueueOffset, "next", res.NextBeginOffset, "status", res.Status.String())
+	}
+	if code != remoting.Success {
+		b.pulls.putBuf(buf, res.Data)
+		buf = nil
+	}
+	if allowSuspend && h.SysFlag&remoting.PullFlagCommitOffset != 0 {
+		b.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
+	}
+	return resp, buf
+}
+
+// pullCode maps a store status to the pull response code (PROTOCOL.md §9.3).
+func pullCode(s store.GetStatus, offset int64) int32 {
+	switch s {
+	case store.GetFound:
+		return remoting.Success
+	case store.GetMessageWasRemoving, store.GetNoMatchedMessage:
+		return remoting.PullRetryImmediately
+	case store.GetNoMatchedLogicQueue, store.GetNoMessageInQueue:
+		if offset != 0 {
+			return remoting.PullOffsetMoved
+		}
+		return remoting.PullNotFound
+	case store.GetOffsetFoundNull, store.GetOffsetOverflowOne:
+		return remoting.PullNotFound
+	case store.GetOffsetOverflowBadly, store.GetOffsetTooSmall:
+		return remoting.PullOffsetMoved
+	}
+	return remoting.SystemError
+}
+
+// tagFilter is the broker-side filter of a TAG subscription: a consume
+// queue entry matches when the subscription is "*" or its tags code, cut
+// to 32 bits as Java's tagsCode.intValue() does, is in the code set.
+type tagFilter struct {
+	all   bool
+	codes []int32
+}
+
+func (f *tagFilter) match(tagsCode int64) bool {
+	if f.all {
+		return true
+	}
+	c := int32(tagsCode)
+	for _, x := range f.codes {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// isTagType is Java's ExpressionType.isTagType: absent, empty or TAG.
+func isTagType(t string) bool { return t == "" || t == remoting.ExpressionTypeTag }
+
+// pullFilter finds the subscription of a pull: from the request when it
+// carries the subscription flag, else from the group's heartbeats, with
+// 4.9.8's answers when there is none or it is stale. Property (SQL92)
+// filtering is not enabled on this broker, which 4.9.8 answers with
+// SYSTEM_ERROR once the expression got that far.
+func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.SubscriptionGroupConfig) (tagFilter, *remoting.Command) {
+	if h.SysFlag&remoting.PullFlagSubscription != 0 {
+		var expr, typ string
+		if h.Subscription != nil {
+			expr = *h.Subscription
+		}
+		if h.ExpressionType != nil {
+			typ = *h.ExpressionType
+		}
+		if isTagType(typ) {
+			s := rocketmq.BuildSubscription(expr)
+			return tagFilter{all: s.MatchAll(), codes: s.Codes}, nil
+		}
+		if expr == "" {
+			return tagFilter{}, remoting.NewResponse(remoting.SubscriptionParseFailed, remarkSubParseFailed)
+		}
+		return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+typ)
+	}
+	sd, ok, groupKnown := b.clients.subscription(h.ConsumerGroup, h.Topic)
+	if !groupKnown {
+		return tagFilter{}, remoting.NewResponse(remoting.SubscriptionNotExist, "the consumer's group info not exist"+faqSuffix)
+	}
+	if !gc.ConsumeBroadcastEnable {
+		if model, ok := b.clients.consumeType(h.ConsumerGroup); ok && model == remoting.MessageModelBroadcasting {
+			return tagFilter{}, remoting.NewResponse(remoting.NoPermission,
+				"the consumer group["+h.ConsumerGroup+"] can not consume by broadcast way")
+		}
+	}
+	if !ok {
+		return tagFilter{}, remoting.NewResponse(remoting.SubscriptionNotExist, "the consumer's subscription not exist"+faqSuffix)
+	}
+	if sd.SubVersion < h.SubVersion {
+		return tagFilter{}, remoting.NewResponse(remoting.SubscriptionNotLatest, remarkSubNotLatest)
+	}
+	if !isTagType(sd.ExpressionType) {
+		return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+sd.ExpressionType)
+	}
+	return tagFilter{all: sd.ClassFilterMode || sd.SubString == rocketmq.SubscriptionAll, codes: sd.CodeSet}, nil
+}

@@ -1,0 +1,122 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// FlushMode selects when appended data is forced to the device.
+type FlushMode int
+
+const (
+	// FlushAsync syncs in the background every FlushInterval (Java
+	// ASYNC_FLUSH). An acknowledged message is in the page cache: it
+	// survives the death of the process, not of the machine.
+	FlushAsync FlushMode = iota
+	// FlushSync makes PutMessage with WaitFlush wait until a device sync
+	// covers the record (Java SYNC_FLUSH, group commit).
+	FlushSync
+)
+
+// Config configures a Store. Zero fields take the documented defaults.
+type Config struct {
+	// Dir is the store root (storePathRootDir). Required.
+	Dir string
+	// CommitLogSegmentSize is the size of each commit-log file. Default 1 GiB.
+	CommitLogSegmentSize int64
+	// ConsumeQueueEntriesPerFile is the number of 20-byte entries per
+	// consume-queue file. Default 300000.
+	ConsumeQueueEntriesPerFile int
+	// IndexSlots and IndexEntries size each index file. Defaults 5000000
+	// and 20000000 (420 MB files, created sparse).
+	IndexSlots   int
+	IndexEntries int
+	// DisableIndex turns off the key index (messageIndexEnable=false).
+	DisableIndex bool
+	// FlushMode: FlushAsync (default) or FlushSync.
+	FlushMode FlushMode
+	// FlushInterval is the background commit-log sync period. Default 500 ms.
+	FlushInterval time.Duration
+	// SyncFlushTimeout bounds a FlushSync wait. Default 5 s.
+	SyncFlushTimeout time.Duration
+	// CheckpointInterval is the period of consume-queue/index syncs and
+	// checkpoint writes. Default 1 s.
+	CheckpointInterval time.Duration
+	// MaxMessageSize is the largest body accepted. Default 4 MiB.
+	MaxMessageSize int
+	// MaxTransferBytes and MaxTransferCount cap one GetMessages call
+	// (maxTransferBytesOnMessageInMemory/CountOnMessageInMemory). Defaults
+	// 256 KiB and 32.
+	MaxTransferBytes int
+	MaxTransferCount int
+	// MaxQueryNum caps QueryByKey results (maxMsgsNumBatch). Default 64.
+	MaxQueryNum int
+	// PrefaultBytes is how far ahead of the write position a background
+	// goroutine faults in commit-log pages (FlushAsync only: FlushSync
+	// appends use pwrite, see appendLocked). Default 1 MiB; negative
+	// disables.
+	PrefaultBytes int64
+	// Preallocate reserves the blocks of each new commit-log segment so a
+	// full disk fails an append instead of faulting. Default off (sparse
+	// files, like Java's default).
+	Preallocate bool
+	// Logger receives store events. Default: discard.
+	Logger *slog.Logger
+	// Clock gives store timestamps. Default time.Now.
+	Clock func() time.Time
+	// OnDispatch, if set, is called after each message becomes readable
+	// (outside every store lock, on the appending goroutine), so the broker
+	// can wake long-polling pulls. Not called during recovery.
+	OnDispatch func(DispatchEvent)
+	// TagsCode computes a record's consume-queue tags code when recovery
+	// rebuilds consume queues; it must agree with PutRequest.TagsCode.
+	// Default: Java hashCode of the TAGS property, 0 without tags. The
+	// broker overrides it for SCHEDULE_TOPIC_XXXX (delivery time).
+	TagsCode func(topic string, properties []byte, storeTimestamp int64) int64
+}
+
+func (c Config) normalize() (Config, error) {
+	if c.Dir == "" {
+		return c, errors.New("rocketmq: store: Config.Dir is required")
+	}
+	setDefault(&c.CommitLogSegmentSize, 1<<30)
+	setDefault(&c.ConsumeQueueEntriesPerFile, 300000)
+	setDefault(&c.IndexSlots, 5000000)
+	setDefault(&c.IndexEntries, 20000000)
+	setDefault(&c.FlushInterval, 500*time.Millisecond)
+	setDefault(&c.SyncFlushTimeout, 5*time.Second)
+	setDefault(&c.CheckpointInterval, time.Second)
+	setDefault(&c.MaxMessageSize, 4<<20)
+	setDefault(&c.MaxTransferBytes, 256<<10)
+	setDefault(&c.MaxTransferCount, 32)
+	setDefault(&c.MaxQueryNum, 64)
+	if c.PrefaultBytes == 0 {
+		c.PrefaultBytes = 1 << 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.TagsCode == nil {
+		c.TagsCode = defaultTagsCode
+	}
+	switch {
+	case c.CommitLogSegmentSize < 1024:
+		return c, fmt.Errorf("rocketmq: store: CommitLogSegmentSize %d is below 1024", c.CommitLogSegmentSize)
+	case c.IndexEntries < 2:
+		return c, fmt.Errorf("rocketmq: store: IndexEntries %d is below 2", c.IndexEntries)
+	case c.FlushMode != FlushAsync && c.FlushMode != FlushSync:
+		return c, fmt.Errorf("rocketmq: store: unknown FlushMode %d", c.FlushMode)
+	}
+	return c, nil
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
