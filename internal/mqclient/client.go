@@ -284,6 +284,12 @@ func (c *Client) ReadSoon(addr string) { c.tr.ReadSoon(addr) }
 // current one first, moving to the next on a transport error until one
 // answers or ctx ends. mk is called once per attempt.
 func (c *Client) InvokeNameServer(ctx context.Context, mk func() *remoting.Command) (*remoting.Command, error) {
+	resp, _, err := c.invokeNameServer(ctx, mk)
+	return resp, err
+}
+
+// invokeNameServer is InvokeNameServer that also says who answered.
+func (c *Client) invokeNameServer(ctx context.Context, mk func() *remoting.Command) (*remoting.Command, string, error) {
 	n := len(c.namesrv)
 	start := int(c.nsIdx.Load())
 	var errs []error
@@ -296,7 +302,7 @@ func (c *Client) InvokeNameServer(ctx context.Context, mk func() *remoting.Comma
 				c.nsIdx.Store(int32(idx))
 				c.log.Info("rocketmq: switched NameServer", "namesrv", addr)
 			}
-			return resp, nil
+			return resp, addr, nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil || errors.Is(err, transport.ErrClosed) {
@@ -304,7 +310,10 @@ func (c *Client) InvokeNameServer(ctx context.Context, mk func() *remoting.Comma
 		}
 		c.log.Warn("rocketmq: NameServer call failed", "namesrv", addr, "err", err)
 	}
-	return nil, errors.Join(errs...)
+	if len(errs) == 1 {
+		return nil, "", errs[0]
+	}
+	return nil, "", Errorf("every NameServer failed: %w", errors.Join(errs...))
 }
 
 // handleReply answers PUSH_REPLY_MESSAGE_TO_CLIENT (Java

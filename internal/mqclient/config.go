@@ -19,16 +19,6 @@ import (
 // when none are configured, as the Java client does.
 const EnvNameServer = "NAMESRV_ADDR"
 
-// Errors of the client instance.
-var (
-	ErrNoNameServer  = errors.New("rocketmq: no NameServer address configured")
-	ErrBadNameServer = errors.New("rocketmq: invalid NameServer address")
-	ErrNotStarted    = errors.New("rocketmq: client not started")
-	ErrClosed        = errors.New("rocketmq: client closed")
-	ErrNoRoute       = errors.New("rocketmq: no route for topic")
-	ErrGroupTaken    = errors.New("rocketmq: group already registered with this client")
-)
-
 // Config is the shared part of producer and consumer configuration. The
 // public packages fill it from their options; DefaultConfig has the
 // defaults.
