@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -114,8 +115,8 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 	}
 	e := &envelope{
 		kind:      kind,
-		userTopic: stripNamespace(p.cfg.namespace, m.Topic),
-		topic:     wrapNamespace(p.cfg.namespace, m.Topic),
+		userTopic: mqclient.UnwrapNamespace(p.cfg.namespace, m.Topic),
+		topic:     mqclient.WrapNamespace(p.cfg.namespace, m.Topic),
 		code:      remoting.SendMessageV2,
 		timer:     isTimer(m),
 		body:      m.Body,
@@ -223,8 +224,8 @@ func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envel
 	}
 	return &envelope{
 		kind:      kind,
-		userTopic: stripNamespace(p.cfg.namespace, first.Topic),
-		topic:     wrapNamespace(p.cfg.namespace, first.Topic),
+		userTopic: mqclient.UnwrapNamespace(p.cfg.namespace, first.Topic),
+		topic:     mqclient.WrapNamespace(p.cfg.namespace, first.Topic),
 		msgs:      msgs,
 		code:      remoting.SendBatchMessage,
 		batch:     true,
@@ -805,39 +806,4 @@ func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Cont
 		fn(ctx, r)
 	}()
 	return nil
-}
-
-// wrapNamespace prefixes a topic with "ns%" once, keeping %RETRY% / %DLQ%
-// in front, and leaving system topics alone (Java NamespaceUtil).
-func wrapNamespace(ns, topic string) string {
-	if ns == "" || topic == "" || rocketmq.IsSystemTopic(topic) {
-		return topic
-	}
-	prefix, base := splitRetryDLQ(topic)
-	if strings.HasPrefix(base, ns+"%") {
-		return topic
-	}
-	return prefix + ns + "%" + base
-}
-
-// stripNamespace undoes wrapNamespace.
-func stripNamespace(ns, topic string) string {
-	if ns == "" {
-		return topic
-	}
-	prefix, base := splitRetryDLQ(topic)
-	if strings.HasPrefix(base, ns+"%") {
-		return prefix + base[len(ns)+1:]
-	}
-	return topic
-}
-
-func splitRetryDLQ(topic string) (prefix, base string) {
-	switch {
-	case strings.HasPrefix(topic, rocketmq.RetryGroupTopicPrefix):
-		return rocketmq.RetryGroupTopicPrefix, topic[len(rocketmq.RetryGroupTopicPrefix):]
-	case strings.HasPrefix(topic, rocketmq.DLQGroupTopicPrefix):
-		return rocketmq.DLQGroupTopicPrefix, topic[len(rocketmq.DLQGroupTopicPrefix):]
-	}
-	return "", topic
 }
