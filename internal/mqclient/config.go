@@ -30,6 +30,9 @@ type Config struct {
 	// "<pid>#<random number>", unique per client (Java replaces DEFAULT
 	// with pid#nanoTime for producers and clustering consumers).
 	InstanceName string
+	// Namespace is prefixed to topic and group names on the wire
+	// (WrapNamespace) and removed from names in results.
+	Namespace string
 	// UnitName is appended to the client id as "@unit" when set.
 	UnitName string
 	// ClientIP is the address part of the client id. Empty means the first
@@ -138,6 +141,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rocketmq: unknown serialize type %d", c.Serialize)
 	case c.MaxAsyncInflight < 0:
 		return fmt.Errorf("rocketmq: max async in-flight %d is negative", c.MaxAsyncInflight)
+	case strings.ContainsAny(c.Namespace, "%@ \x00"):
+		return fmt.Errorf("rocketmq: namespace %q must not contain '%%', '@' or spaces", c.Namespace)
 	case strings.ContainsAny(c.InstanceName, "@ \x00") || strings.ContainsAny(c.UnitName, "@ \x00"):
 		return errors.New("rocketmq: instance and unit names must not contain '@' or spaces")
 	}
