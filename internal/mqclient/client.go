@@ -3,7 +3,6 @@ package mqclient
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
@@ -17,18 +16,6 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
-
-// Consumer is what the client needs of a registered consumer group: its
-// heartbeat data and a hook for subscribe-queue changes. The consumer
-// package implements it.
-type Consumer interface {
-	// ConsumerData is sent in every heartbeat; its subscriptions name the
-	// topics whose routes the client keeps fresh.
-	ConsumerData() remoting.ConsumerData
-	// SubscribeQueuesChanged is called, without locks held, when the
-	// readable queues of a subscribed topic change.
-	SubscribeQueuesChanged(topic string, queues []rocketmq.MessageQueue)
-}
 
 // ReplyHandler receives request-reply messages pushed by a broker
 // (PUSH_REPLY_MESSAGE_TO_CLIENT).
@@ -63,8 +50,9 @@ type Client struct {
 	pending  map[string]struct{} // topics to refresh soon
 
 	regMu     sync.Mutex
-	producers map[string]struct{}
+	producers map[string]Producer // a nil Producer has no transaction checks
 	consumers map[string]Consumer
+	admins    map[string]struct{}
 	reply     ReplyHandler
 
 	lifeMu  sync.Mutex
@@ -128,13 +116,14 @@ func New(cfg Config) (*Client, error) {
 		versions:   make(map[string]int32),
 		flights:    make(map[string]*flight),
 		pending:    make(map[string]struct{}),
-		producers:  make(map[string]struct{}),
+		producers:  make(map[string]Producer),
 		consumers:  make(map[string]Consumer),
+		admins:     make(map[string]struct{}),
 		hbNow:      make(chan struct{}, 1),
 		refreshNow: make(chan struct{}, 1),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	tr.RegisterHandler(remoting.PushReplyMessageToClient, c.handleReply)
+	c.registerHandlers()
 	return c, nil
 }
 
@@ -199,47 +188,6 @@ func (c *Client) isClosed() bool {
 	c.lifeMu.Lock()
 	defer c.lifeMu.Unlock()
 	return c.closed
-}
-
-// RegisterProducer adds a producer group to the heartbeats.
-func (c *Client) RegisterProducer(group string) error {
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	if _, ok := c.producers[group]; ok {
-		return fmt.Errorf("%w: producer group %q", ErrGroupTaken, group)
-	}
-	c.producers[group] = struct{}{}
-	return nil
-}
-
-// RegisterConsumer adds a consumer group; its subscriptions join the route
-// refresh and its data the heartbeats.
-func (c *Client) RegisterConsumer(group string, cons Consumer) error {
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	if _, ok := c.consumers[group]; ok {
-		return fmt.Errorf("%w: consumer group %q", ErrGroupTaken, group)
-	}
-	c.consumers[group] = cons
-	return nil
-}
-
-// UnregisterProducer removes a producer group and sends UNREGISTER_CLIENT
-// for it to every known broker, bounded by ctx.
-func (c *Client) UnregisterProducer(ctx context.Context, group string) {
-	c.regMu.Lock()
-	delete(c.producers, group)
-	c.regMu.Unlock()
-	c.unregister(ctx, &remoting.UnregisterClientRequestHeader{ClientID: c.id, ProducerGroup: &group})
-}
-
-// UnregisterConsumer removes a consumer group and sends UNREGISTER_CLIENT
-// for it to every known broker, bounded by ctx.
-func (c *Client) UnregisterConsumer(ctx context.Context, group string) {
-	c.regMu.Lock()
-	delete(c.consumers, group)
-	c.regMu.Unlock()
-	c.unregister(ctx, &remoting.UnregisterClientRequestHeader{ClientID: c.id, ConsumerGroup: &group})
 }
 
 // SetReplyHandler sets the receiver of pushed reply messages (nil: none).

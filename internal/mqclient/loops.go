@@ -74,29 +74,19 @@ func (c *Client) heartbeatLoop() {
 	}
 }
 
-// HeartbeatData returns the body this client sends in heartbeats.
+// HeartbeatData returns the body this client sends in heartbeats. The
+// consumers' data is asked for after the registry lock is released.
 func (c *Client) HeartbeatData() *remoting.HeartbeatData {
 	hb := &remoting.HeartbeatData{ClientID: c.id}
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	if len(c.producers) > 0 {
+	m := c.snapshot()
+	if len(m.producers) > 0 {
 		hb.ProducerDataSet = append(hb.ProducerDataSet, remoting.ProducerData{GroupName: rocketmq.GroupClientInnerProducer})
-		groups := make([]string, 0, len(c.producers))
-		for g := range c.producers {
-			groups = append(groups, g)
-		}
-		sort.Strings(groups)
-		for _, g := range groups {
+		for _, g := range m.producers {
 			hb.ProducerDataSet = append(hb.ProducerDataSet, remoting.ProducerData{GroupName: g})
 		}
 	}
-	groups := make([]string, 0, len(c.consumers))
-	for g := range c.consumers {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	for _, g := range groups {
-		hb.ConsumerDataSet = append(hb.ConsumerDataSet, c.consumers[g].ConsumerData())
+	for _, nc := range m.consumers {
+		hb.ConsumerDataSet = append(hb.ConsumerDataSet, nc.c.ConsumerData())
 	}
 	return hb
 }

@@ -192,14 +192,8 @@ func (c *Client) storeRoute(topic string, r *remoting.TopicRouteData, fromDefaul
 		c.TriggerHeartbeat()
 	}
 	if subsChanged && !fromDefault {
-		c.regMu.Lock()
-		var cs []Consumer
-		for _, cons := range c.consumers {
-			cs = append(cs, cons)
-		}
-		c.regMu.Unlock()
-		for _, cons := range cs {
-			cons.SubscribeQueuesChanged(topic, e.subs)
+		for _, nc := range c.snapshot().consumers {
+			nc.c.SubscribeQueuesChanged(topic, e.subs)
 		}
 	}
 }
@@ -291,13 +285,11 @@ func (c *Client) topicsInUse() []string {
 		set[t] = struct{}{}
 	}
 	c.mu.RUnlock()
-	c.regMu.Lock()
-	for _, cons := range c.consumers {
-		for _, s := range cons.ConsumerData().SubscriptionDataSet {
+	for _, nc := range c.snapshot().consumers {
+		for _, s := range nc.c.ConsumerData().SubscriptionDataSet {
 			set[s.Topic] = struct{}{}
 		}
 	}
-	c.regMu.Unlock()
 	out := make([]string, 0, len(set))
 	for t := range set {
 		out = append(out, t)
