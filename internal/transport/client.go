@@ -37,10 +37,10 @@ type Client struct {
 	conns atomic.Pointer[map[string]*entry]
 
 	// lifeMu orders goroutine starts against Close: a start holds the read
-	// lock across the closed check and wg.Add, so no Add races wg.Wait.
+	// lock across the closed check and gs.Add, so no Add races gs.Wait.
 	lifeMu sync.RWMutex
 	closed atomic.Bool
-	wg     sync.WaitGroup
+	gs     Goroutines
 
 	hmu      sync.RWMutex
 	handlers map[int32]Handler
@@ -113,19 +113,19 @@ func (c *Client) handler(code int32) Handler {
 	return h
 }
 
-// hold counts the calling goroutine in the client's WaitGroup, like a
-// goroutine started by spawn; false once the client is closed.
+// hold counts a goroutine about to be started (it calls gs.Enter), like
+// one started by spawn; false once the client is closed.
 func (c *Client) hold() bool {
 	c.lifeMu.RLock()
 	defer c.lifeMu.RUnlock()
 	if c.closed.Load() {
 		return false
 	}
-	c.wg.Add(1)
+	c.gs.Add(1)
 	return true
 }
 
-// spawn starts each fn on a goroutine counted in c.wg, all or none; false
+// spawn starts each fn on a goroutine counted in c.gs, all or none; false
 // once the client is closed.
 func (c *Client) spawn(fns ...func()) bool {
 	c.lifeMu.RLock()
@@ -133,10 +133,10 @@ func (c *Client) spawn(fns ...func()) bool {
 	if c.closed.Load() {
 		return false
 	}
-	c.wg.Add(len(fns))
+	c.gs.Add(len(fns))
 	for _, fn := range fns {
 		go func() {
-			defer c.wg.Done()
+			defer c.gs.Enter()()
 			fn()
 		}()
 	}
@@ -148,8 +148,9 @@ func (c *Client) Connected(addr string) bool { return c.readyConn(addr) != nil }
 
 // Close closes every connection, fails pending calls with ErrClosed, and
 // waits for every goroutine of the client, callbacks and handlers
-// included; so it must not be called from a callback or handler. Calls
-// after Close fail with ErrClosed.
+// included. Called from a callback or handler, it waits for all the other
+// goroutines and returns; the caller's goroutine ends once its callback
+// returns. Calls after Close fail with ErrClosed.
 func (c *Client) Close() error {
 	c.lifeMu.Lock()
 	if c.closed.Load() {
@@ -175,6 +176,6 @@ func (c *Client) Close() error {
 		cn.close(ErrClosed, nil)
 	}
 	c.stopWorkers()
-	c.wg.Wait()
+	c.gs.Wait()
 	return nil
 }
