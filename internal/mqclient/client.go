@@ -62,6 +62,7 @@ type Client struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
+	stop       chan struct{} // closed by Close: the loops end after their current round
 	hbNow      chan struct{}
 	refreshNow chan struct{}
 }
@@ -119,6 +120,7 @@ func New(cfg Config) (*Client, error) {
 		producers:  make(map[string]Producer),
 		consumers:  make(map[string]Consumer),
 		admins:     make(map[string]struct{}),
+		stop:       make(chan struct{}),
 		hbNow:      make(chan struct{}, 1),
 		refreshNow: make(chan struct{}, 1),
 	}
@@ -155,8 +157,12 @@ func (c *Client) Start(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Close stops the loops, closes every connection and waits for every
-// goroutine of the client (transport callbacks included). Members should
+// Close stops the client: the route poller and the heartbeat loop finish
+// the round they are in, for as long as ctx allows; then their calls are
+// cancelled, every connection is closed and Close waits for every
+// goroutine of the client (transport callbacks and handlers included, but
+// for the caller's own when a callback or handler calls Close). It returns
+// ctx's error when the loops had to be cut short. Members should
 // unregister first. Close is idempotent.
 func (c *Client) Close(ctx context.Context) error {
 	c.lifeMu.Lock()
@@ -166,22 +172,19 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	c.closed = true
 	c.lifeMu.Unlock()
-	c.cancel()
-	done := make(chan struct{})
-	go func() {
-		c.wg.Wait()
-		_ = c.tr.Close()
-		close(done)
-	}()
+	close(c.stop)
+	loops := make(chan struct{})
+	go func() { c.wg.Wait(); close(loops) }()
+	var err error
 	select {
-	case <-done:
-		return nil
+	case <-loops:
 	case <-ctx.Done():
-		// The loops only wait on calls that Close has cancelled; finish the
-		// wait so no goroutine outlives us, but report the overrun.
-		<-done
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	c.cancel()
+	_ = c.tr.Close() // here, not on another goroutine: the caller may be a callback
+	<-loops
+	return err
 }
 
 func (c *Client) isClosed() bool {

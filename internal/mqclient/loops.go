@@ -25,7 +25,7 @@ func (c *Client) routeLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-c.stop:
 			return
 		case <-t.C:
 			c.refreshTopics(c.topicsInUse())
@@ -45,8 +45,10 @@ func (c *Client) routeLoop() {
 func (c *Client) refreshTopics(topics []string) {
 	sort.Strings(topics)
 	for _, tp := range topics {
-		if c.ctx.Err() != nil {
+		select {
+		case <-c.stop:
 			return
+		default:
 		}
 		r, err := c.FetchRoute(c.ctx, tp)
 		if err != nil {
@@ -65,7 +67,7 @@ func (c *Client) heartbeatLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-c.stop:
 			return
 		case <-t.C:
 		case <-c.hbNow:
