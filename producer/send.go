@@ -700,10 +700,10 @@ func (s *Sender) SendAsync(ctx context.Context, cb func(*rocketmq.SendResult, er
 		return s.p.sendAsync(ctx, e, s.sel, cb)
 	}
 	// Interceptors wrap a synchronous attempt: one goroutine per send.
-	err = s.p.goAsync(ctx, e.size, func(ctx context.Context, r *runState) {
+	err = s.p.goAsync(ctx, e.size, func(ctx context.Context, r *runState) func() {
 		res, err := s.p.sendEnvelope(ctx, r, e, s.sel)
 		s.p.release(e)
-		cb(res, err)
+		return func() { cb(res, err) }
 	})
 	if err != nil {
 		s.p.release(e)
@@ -776,13 +776,15 @@ func (a *asyncSend) done(resp *remoting.Command, err error) {
 	a.next()
 }
 
-// finish hands the outcome to cb, then frees the in-flight slot and lets
-// Shutdown go on (in the order goAsync does).
+// finish frees the in-flight slot and lets Shutdown go on, then hands the
+// outcome to cb, which may send again or shut the producer down (in the
+// order goAsync does). cb runs on a client goroutine, which Shutdown
+// waits for.
 func (a *asyncSend) finish(res *rocketmq.SendResult, err error) {
 	a.p.release(a.st.e)
-	a.cb(res, err)
 	a.r.lim.release(a.st.e.size)
 	a.r.leave()
+	a.cb(res, err)
 }
 
 // goAsync runs fn on a goroutine owned by the running producer once an
@@ -790,8 +792,9 @@ func (a *asyncSend) finish(res *rocketmq.SendResult, err error) {
 // Shutdown gives up waiting it closes the client, which fails the calls
 // in flight, and sendEnvelope stops retrying once r.ctx is cancelled (no
 // derived context per send: that costs more than the rest of the
-// bookkeeping together).
-func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Context, *runState)) error {
+// bookkeeping together). fn returns the callback's call, made once the
+// send has freed its slot and left, so that it may shut the producer down.
+func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Context, *runState) (callback func())) error {
 	r, err := p.enter()
 	if err != nil {
 		return err
@@ -800,10 +803,11 @@ func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Cont
 		r.leave()
 		return err
 	}
-	go func() {
-		defer r.leave()
-		defer r.lim.release(size)
-		fn(ctx, r)
-	}()
+	r.gs.Go(func() {
+		cb := fn(ctx, r)
+		r.lim.release(size)
+		r.leave()
+		cb()
+	})
 	return nil
 }

@@ -17,6 +17,10 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
+// Goroutines counts and knows goroutines, so that a shutdown called from
+// one of them returns (see transport.Goroutines).
+type Goroutines = transport.Goroutines
+
 // ReplyHandler receives request-reply messages pushed by a broker
 // (PUSH_REPLY_MESSAGE_TO_CLIENT).
 type ReplyHandler func(msg *rocketmq.MessageExt)
