@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"net"
 	"strconv"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -46,8 +47,12 @@ func (e *Error) Error() string {
 	b = append(b, ": "...)
 	b = append(b, trimPrefix(e.Kind.Error())...)
 	if e.Cause != nil {
+		cause := e.Cause
+		if oe, ok := cause.(*net.OpError); ok && oe.Op == "dial" && oe.Err != nil {
+			cause = oe.Err // "dial tcp <addr>: " would repeat what is said
+		}
 		b = append(b, ": "...)
-		b = append(b, trimPrefix(e.Cause.Error())...)
+		b = append(b, trimPrefix(cause.Error())...)
 	}
 	return string(b)
 }

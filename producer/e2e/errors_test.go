@@ -51,7 +51,7 @@ func TestErrorTexts(t *testing.T) {
 		},
 		{
 			name: "closed port", namesrv: closedAddr, topic: "T",
-			want: `rocketmq: send to T failed: no route for topic "T": ` + closedAddr + `: dial failed: dial tcp ` + closedAddr + `: connect: connection refused`,
+			want: `rocketmq: send to T failed: no route for topic "T": ` + closedAddr + `: dial failed: connect: connection refused`,
 			is:   []error{rocketmq.ErrDial},
 		},
 	}
