@@ -58,7 +58,7 @@ func newClientAPI(cfg *config) (*clientAPI, error) {
 }
 
 func (a *clientAPI) start(ctx context.Context, group string) error {
-	if err := a.c.RegisterProducer(group); err != nil {
+	if err := a.c.RegisterProducer(group, nil); err != nil {
 		return err
 	}
 	return a.c.Start(ctx)

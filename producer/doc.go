@@ -33,10 +33,20 @@
 //
 // Every producer has its own client instance (client id, connections,
 // heartbeats), so producers and consumers in one process never share
-// callbacks. Shutdown drains in-flight sends within its ctx, unregisters
-// from the brokers and stops every goroutine. A producer can be started
-// again after Shutdown; Start on a running producer fails with
-// ErrAlreadyStarted.
+// callbacks. Shutdown drains in-flight sends within its ctx, then fails
+// the rest, unregisters from the brokers and stops every goroutine; it
+// always returns, also when called from a SendAsync callback. A producer
+// can be started again after Shutdown; Start on a running producer fails
+// with ErrAlreadyStarted.
+//
+// # Options and errors
+//
+// The client options (WithNameServers, WithNamespace, WithACL, WithTLS,
+// WithLogger, WithDialer, WithCallTimeout, ...) are the same in the
+// producer, consumer and admin packages. Errors match the module's
+// sentinels with errors.Is (rocketmq.ErrTimeout, rocketmq.ErrNoRoute,
+// rocketmq.ErrClosed, ...) and broker answers match remoting's codes
+// (remoting.ErrSystemBusy, ...); a failed send is a *SendError.
 //
 // # Differences from the Java client
 //

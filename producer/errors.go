@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 )
 
 // Errors of the producer, matchable with errors.Is. Validation failures
@@ -21,7 +24,7 @@ var (
 	ErrTooLarge          = errors.New("rocketmq: message or batch too large")
 	ErrInvalidDelayLevel = errors.New("rocketmq: delay level out of range")
 	ErrTimerNotSupported = errors.New("rocketmq: broker does not support timer messages")
-	ErrTooManyInflight   = errors.New("rocketmq: too many async sends in flight")
+	ErrTooManyInflight   = rocketmq.ErrTooManyInflight
 	ErrSendTimeout       = errors.New("rocketmq: send timed out")
 	ErrNoQueue           = errors.New("rocketmq: no queue to send to")
 	ErrBrokerNotFound    = errors.New("rocketmq: broker address not found")
@@ -40,21 +43,37 @@ type SendError struct {
 	Err      error
 }
 
+// Error reads "rocketmq: send to <topic> failed[ after N attempts (brokers
+// a,b)]: <cause>", on one line.
 func (e *SendError) Error() string {
 	var b strings.Builder
-	b.WriteString("rocketmq: send to ")
+	b.WriteString("send to ")
 	b.WriteString(e.Topic)
-	b.WriteString(" failed after ")
-	b.WriteString(strconv.Itoa(e.Attempts))
-	b.WriteString(" attempt(s)")
+	b.WriteString(" failed")
+	if e.Attempts > 1 {
+		b.WriteString(" after ")
+		b.WriteString(strconv.Itoa(e.Attempts))
+		b.WriteString(" attempts")
+	}
 	if len(e.Brokers) > 0 {
-		b.WriteString(" (brokers ")
+		if e.Attempts > 1 {
+			b.WriteString(" (brokers ")
+		} else {
+			b.WriteString(" (broker ")
+		}
 		b.WriteString(strings.Join(e.Brokers, ","))
 		b.WriteString(")")
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
-	return b.String()
+	msg := e.Err.Error()
+	if errors.Is(e.Err, ErrNoQueue) {
+		// The route error behind it says why there is no queue.
+		if rest, ok := strings.CutPrefix(msg, ErrNoQueue.Error()+": "); ok {
+			msg = rest
+		}
+	}
+	b.WriteString(msg)
+	return mqclient.OneLine(b.String())
 }
 
 func (e *SendError) Unwrap() error { return e.Err }

@@ -1,17 +1,12 @@
 package producer
 
 import (
-	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/mqclient"
-	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
 // Option configures a Producer.
@@ -21,7 +16,7 @@ type config struct {
 	client mqclient.Config
 
 	group                 string
-	namespace             string
+	namespace             string // client.Namespace, where the send path reads it
 	sendTimeout           time.Duration
 	retries               int
 	retryNotStoreOK       bool
@@ -70,6 +65,7 @@ func defaultConfig() config {
 }
 
 func (c *config) validate() error {
+	c.namespace = c.client.Namespace
 	if err := rocketmq.ValidateGroup(c.group); err != nil {
 		return fmt.Errorf("rocketmq: producer group: %w", err)
 	}
@@ -108,53 +104,6 @@ func (c *config) validate() error {
 
 // WithGroup sets the producer group. Default "DEFAULT_PRODUCER".
 func WithGroup(group string) Option { return func(c *config) { c.group = group } }
-
-// WithNameServers sets the NameServer addresses (host:port; host names are
-// resolved when dialed; "a:9876;b:9876" lists are split). A failing
-// NameServer is skipped for the next. Default: the NAMESRV_ADDR environment
-// variable; New fails when neither is set.
-func WithNameServers(addrs ...string) Option {
-	return func(c *config) { c.client.NameServers = append([]string(nil), addrs...) }
-}
-
-// WithNamespace prefixes every topic with "namespace%" on the wire, once
-// (a topic that already carries the prefix is left alone), and strips it
-// from results. Default: none.
-func WithNamespace(ns string) Option { return func(c *config) { c.namespace = ns } }
-
-// WithInstanceName sets the instance part of the client id
-// (ip@instance). Default: "<pid>#<random>", unique per producer.
-func WithInstanceName(name string) Option { return func(c *config) { c.client.InstanceName = name } }
-
-// WithUnitName appends "@unit" to the client id. Default: none.
-func WithUnitName(unit string) Option { return func(c *config) { c.client.UnitName = unit } }
-
-// WithClientIP sets the address part of the client id. Default: the first
-// non-loopback IPv4 address of the host.
-func WithClientIP(ip string) Option { return func(c *config) { c.client.ClientIP = ip } }
-
-// WithLogger sets the logger. Default: discard everything.
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.client.Logger = l } }
-
-// WithDialer replaces the TCP dialer. Default: net.Dialer with keep-alive.
-func WithDialer(d func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
-	return func(c *config) { c.client.Dialer = d }
-}
-
-// WithTLS makes every connection TLS. Default: plain TCP.
-func WithTLS(cfg *tls.Config) Option { return func(c *config) { c.client.TLS = cfg } }
-
-// WithACL signs every request with the credentials (PROTOCOL.md §8.13).
-// Default: no signing.
-func WithACL(cred remoting.ACLCredentials) Option {
-	return func(c *config) { c.client.ACL = &cred }
-}
-
-// WithSerializeType sets the header encoding of requests. Default JSON,
-// like the Java client.
-func WithSerializeType(t remoting.SerializeType) Option {
-	return func(c *config) { c.client.Serialize = t }
-}
 
 // WithSendTimeout sets the total time budget of one send, all retries
 // included (Java sendMsgTimeout). A ctx deadline that comes earlier wins.
@@ -249,15 +198,3 @@ func WithRequestTimeout(d time.Duration) Option { return func(c *config) { c.req
 // target broker reported a version below 5.0 in its heartbeat reply: such
 // a broker would deliver the message at once. Default true.
 func WithTimerCheck(on bool) Option { return func(c *config) { c.timerCheck = on } }
-
-// WithHeartbeatInterval sets the period of heartbeats to brokers. Default
-// 30 s.
-func WithHeartbeatInterval(d time.Duration) Option {
-	return func(c *config) { c.client.HeartbeatInterval = d }
-}
-
-// WithRouteRefreshInterval sets the period of route refreshes from the
-// NameServer. Default 30 s.
-func WithRouteRefreshInterval(d time.Duration) Option {
-	return func(c *config) { c.client.PollNameServerInterval = d }
-}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/atomic"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 )
 
 // Producer sends messages to RocketMQ brokers. It is safe for concurrent
@@ -38,7 +39,8 @@ type runState struct {
 
 	mu      sync.RWMutex
 	closing bool
-	wg      sync.WaitGroup // sends in progress, async goroutines included
+	wg      sync.WaitGroup      // sends in progress, async goroutines included
+	gs      mqclient.Goroutines // goroutines of async sends with interceptors
 
 	reqMu    sync.Mutex
 	requests map[string]chan *rocketmq.MessageExt
@@ -120,17 +122,26 @@ func (p *Producer) Start(ctx context.Context) error {
 // they are failed; then the group is unregistered from the brokers and
 // every connection and goroutine of the producer is closed. It returns
 // ctx's error when the sends had to be cut short. Callbacks of async
-// sends run before Shutdown returns.
+// sends run before Shutdown returns. A callback may call Shutdown: it
+// returns once everything but that callback has stopped. While a Shutdown
+// is under way, another returns ErrNotStarted at once.
 func (p *Producer) Shutdown(ctx context.Context) error {
+	// lifeMu is not held while waiting: a callback that sends meanwhile
+	// must get ErrNotStarted, not wait for the Shutdown that waits for it.
 	p.lifeMu.Lock()
-	defer p.lifeMu.Unlock()
 	r := p.run
 	if r == nil {
+		p.lifeMu.Unlock()
 		return ErrNotStarted
 	}
 	r.mu.Lock()
+	already := r.closing
 	r.closing = true
 	r.mu.Unlock()
+	p.lifeMu.Unlock()
+	if already {
+		return ErrNotStarted
+	}
 
 	drained := make(chan struct{})
 	go func() { r.wg.Wait(); close(drained) }()
@@ -147,7 +158,10 @@ func (p *Producer) Shutdown(ctx context.Context) error {
 	}
 	r.cancel()
 	<-drained
+	r.gs.Wait()
+	p.lifeMu.Lock()
 	p.run = nil
+	p.lifeMu.Unlock()
 	p.log.Info("rocketmq: producer shut down", "group", p.cfg.group)
 	return err
 }

@@ -126,7 +126,8 @@ func (s *Sender) RequestAsync(ctx context.Context, msg *rocketmq.Message, cb fun
 		return err
 	}
 	timeout := s.p.requestTimeout(ctx)
-	return s.p.goAsync(ctx, int64(len(msg.Body)), func(ctx context.Context, r *runState) {
-		cb(s.p.doRequest(ctx, r, msg, s.sel, timeout))
+	return s.p.goAsync(ctx, int64(len(msg.Body)), func(ctx context.Context, r *runState) func() {
+		reply, err := s.p.doRequest(ctx, r, msg, s.sel, timeout)
+		return func() { cb(reply, err) }
 	})
 }

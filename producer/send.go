@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -114,8 +115,8 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 	}
 	e := &envelope{
 		kind:      kind,
-		userTopic: stripNamespace(p.cfg.namespace, m.Topic),
-		topic:     wrapNamespace(p.cfg.namespace, m.Topic),
+		userTopic: mqclient.UnwrapNamespace(p.cfg.namespace, m.Topic),
+		topic:     mqclient.WrapNamespace(p.cfg.namespace, m.Topic),
 		code:      remoting.SendMessageV2,
 		timer:     isTimer(m),
 		body:      m.Body,
@@ -223,8 +224,8 @@ func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envel
 	}
 	return &envelope{
 		kind:      kind,
-		userTopic: stripNamespace(p.cfg.namespace, first.Topic),
-		topic:     wrapNamespace(p.cfg.namespace, first.Topic),
+		userTopic: mqclient.UnwrapNamespace(p.cfg.namespace, first.Topic),
+		topic:     mqclient.WrapNamespace(p.cfg.namespace, first.Topic),
 		msgs:      msgs,
 		code:      remoting.SendBatchMessage,
 		batch:     true,
@@ -699,10 +700,10 @@ func (s *Sender) SendAsync(ctx context.Context, cb func(*rocketmq.SendResult, er
 		return s.p.sendAsync(ctx, e, s.sel, cb)
 	}
 	// Interceptors wrap a synchronous attempt: one goroutine per send.
-	err = s.p.goAsync(ctx, e.size, func(ctx context.Context, r *runState) {
+	err = s.p.goAsync(ctx, e.size, func(ctx context.Context, r *runState) func() {
 		res, err := s.p.sendEnvelope(ctx, r, e, s.sel)
 		s.p.release(e)
-		cb(res, err)
+		return func() { cb(res, err) }
 	})
 	if err != nil {
 		s.p.release(e)
@@ -775,13 +776,15 @@ func (a *asyncSend) done(resp *remoting.Command, err error) {
 	a.next()
 }
 
-// finish hands the outcome to cb, then frees the in-flight slot and lets
-// Shutdown go on (in the order goAsync does).
+// finish frees the in-flight slot and lets Shutdown go on, then hands the
+// outcome to cb, which may send again or shut the producer down (in the
+// order goAsync does). cb runs on a client goroutine, which Shutdown
+// waits for.
 func (a *asyncSend) finish(res *rocketmq.SendResult, err error) {
 	a.p.release(a.st.e)
-	a.cb(res, err)
 	a.r.lim.release(a.st.e.size)
 	a.r.leave()
+	a.cb(res, err)
 }
 
 // goAsync runs fn on a goroutine owned by the running producer once an
@@ -789,8 +792,9 @@ func (a *asyncSend) finish(res *rocketmq.SendResult, err error) {
 // Shutdown gives up waiting it closes the client, which fails the calls
 // in flight, and sendEnvelope stops retrying once r.ctx is cancelled (no
 // derived context per send: that costs more than the rest of the
-// bookkeeping together).
-func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Context, *runState)) error {
+// bookkeeping together). fn returns the callback's call, made once the
+// send has freed its slot and left, so that it may shut the producer down.
+func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Context, *runState) (callback func())) error {
 	r, err := p.enter()
 	if err != nil {
 		return err
@@ -799,45 +803,11 @@ func (p *Producer) goAsync(ctx context.Context, size int64, fn func(context.Cont
 		r.leave()
 		return err
 	}
-	go func() {
-		defer r.leave()
-		defer r.lim.release(size)
-		fn(ctx, r)
-	}()
+	r.gs.Go(func() {
+		cb := fn(ctx, r)
+		r.lim.release(size)
+		r.leave()
+		cb()
+	})
 	return nil
-}
-
-// wrapNamespace prefixes a topic with "ns%" once, keeping %RETRY% / %DLQ%
-// in front, and leaving system topics alone (Java NamespaceUtil).
-func wrapNamespace(ns, topic string) string {
-	if ns == "" || topic == "" || rocketmq.IsSystemTopic(topic) {
-		return topic
-	}
-	prefix, base := splitRetryDLQ(topic)
-	if strings.HasPrefix(base, ns+"%") {
-		return topic
-	}
-	return prefix + ns + "%" + base
-}
-
-// stripNamespace undoes wrapNamespace.
-func stripNamespace(ns, topic string) string {
-	if ns == "" {
-		return topic
-	}
-	prefix, base := splitRetryDLQ(topic)
-	if strings.HasPrefix(base, ns+"%") {
-		return prefix + base[len(ns)+1:]
-	}
-	return topic
-}
-
-func splitRetryDLQ(topic string) (prefix, base string) {
-	switch {
-	case strings.HasPrefix(topic, rocketmq.RetryGroupTopicPrefix):
-		return rocketmq.RetryGroupTopicPrefix, topic[len(rocketmq.RetryGroupTopicPrefix):]
-	case strings.HasPrefix(topic, rocketmq.DLQGroupTopicPrefix):
-		return rocketmq.DLQGroupTopicPrefix, topic[len(rocketmq.DLQGroupTopicPrefix):]
-	}
-	return "", topic
 }

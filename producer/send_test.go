@@ -315,28 +315,7 @@ func TestCompression(t *testing.T) {
 }
 
 func TestNamespace(t *testing.T) {
-	tests := []struct{ in, wire, strip string }{
-		{"T", "ns%T", "T"},
-		{"ns%T", "ns%T", "T"},
-		{"%RETRY%g", "%RETRY%ns%g", "%RETRY%g"},
-		{"%RETRY%ns%g", "%RETRY%ns%g", "%RETRY%g"},
-		{"%DLQ%g", "%DLQ%ns%g", "%DLQ%g"},
-		{"TBW102", "TBW102", "TBW102"},
-		{"rmq_sys_x", "rmq_sys_x", "rmq_sys_x"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			if got := wrapNamespace("ns", tc.in); got != tc.wire {
-				t.Fatalf("wrap = %q, want %q", got, tc.wire)
-			}
-			if got := wrapNamespace("ns", wrapNamespace("ns", tc.in)); got != tc.wire {
-				t.Fatalf("wrap twice = %q", got)
-			}
-			if got := stripNamespace("ns", tc.wire); got != tc.strip {
-				t.Fatalf("strip = %q, want %q", got, tc.strip)
-			}
-		})
-	}
+	// The wrap and unwrap themselves are tested in internal/mqclient.
 	env := newMockProducer(t, nil, WithNamespace("ns"))
 	var topics []string
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(

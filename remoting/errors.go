@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"syscall"
 )
 
@@ -18,12 +19,26 @@ type Error struct {
 	Remark string
 }
 
+// Error reads "rocketmq: CODE_NAME: remark" on one line, without the FAQ
+// link Java appends to many remarks (Remark keeps it).
 func (e *Error) Error() string {
 	s := "rocketmq: " + ResponseCodeName(e.Code)
-	if e.Remark != "" {
-		s += ": " + e.Remark
+	if r := TrimRemark(e.Remark); r != "" {
+		s += ": " + r
 	}
 	return s
+}
+
+// TrimRemark returns a remark without the "\nSee <url> for further
+// details." that Java's FAQUrl.suggestTodo appends, on one line.
+func TrimRemark(r string) string {
+	if i := strings.Index(r, "\nSee http"); i >= 0 && strings.HasSuffix(r, " for further details.") {
+		r = r[:i]
+	}
+	if strings.ContainsAny(r, "\r\n") {
+		r = strings.Join(strings.Fields(r), " ")
+	}
+	return strings.TrimSpace(r)
 }
 
 // Is reports whether target is an *Error with the same code.

@@ -26,6 +26,7 @@ type Server struct {
 	mu    sync.Mutex
 	conns []net.Conn
 	calls map[int32]int
+	resps map[int32]*remoting.Command // client responses to pushed requests, by opaque
 	wg    sync.WaitGroup
 }
 
@@ -36,7 +37,7 @@ func New(t testing.TB, handle func(req *remoting.Command) *remoting.Command) *Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{ln: ln, handle: handle, calls: map[int32]int{}}
+	s := &Server{ln: ln, handle: handle, calls: map[int32]int{}, resps: map[int32]*remoting.Command{}}
 	s.wg.Add(1)
 	go s.accept()
 	t.Cleanup(s.close)
@@ -89,6 +90,9 @@ func (s *Server) serve(c net.Conn) {
 			}
 			buf = buf[used:]
 			if cmd.IsResponse() {
+				s.mu.Lock()
+				s.resps[cmd.Opaque] = cmd
+				s.mu.Unlock()
 				continue
 			}
 			s.mu.Lock()
@@ -112,6 +116,14 @@ func (s *Server) serve(c net.Conn) {
 			}(cmd)
 		}
 	}
+}
+
+// Response returns a client's response to the pushed request with opaque,
+// nil until one arrived.
+func (s *Server) Response(opaque int32) *remoting.Command {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resps[opaque]
 }
 
 // Push sends req to every connected client.

@@ -3,7 +3,6 @@ package mqclient
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/netip"
 	"slices"
@@ -18,17 +17,9 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// Consumer is what the client needs of a registered consumer group: its
-// heartbeat data and a hook for subscribe-queue changes. The consumer
-// package implements it.
-type Consumer interface {
-	// ConsumerData is sent in every heartbeat; its subscriptions name the
-	// topics whose routes the client keeps fresh.
-	ConsumerData() remoting.ConsumerData
-	// SubscribeQueuesChanged is called, without locks held, when the
-	// readable queues of a subscribed topic change.
-	SubscribeQueuesChanged(topic string, queues []rocketmq.MessageQueue)
-}
+// Goroutines counts and knows goroutines, so that a shutdown called from
+// one of them returns (see transport.Goroutines).
+type Goroutines = transport.Goroutines
 
 // ReplyHandler receives request-reply messages pushed by a broker
 // (PUSH_REPLY_MESSAGE_TO_CLIENT).
@@ -63,8 +54,9 @@ type Client struct {
 	pending  map[string]struct{} // topics to refresh soon
 
 	regMu     sync.Mutex
-	producers map[string]struct{}
+	producers map[string]Producer // a nil Producer has no transaction checks
 	consumers map[string]Consumer
+	admins    map[string]struct{}
 	reply     ReplyHandler
 
 	lifeMu  sync.Mutex
@@ -74,6 +66,7 @@ type Client struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 
+	stop       chan struct{} // closed by Close: the loops end after their current round
 	hbNow      chan struct{}
 	refreshNow chan struct{}
 }
@@ -128,13 +121,15 @@ func New(cfg Config) (*Client, error) {
 		versions:   make(map[string]int32),
 		flights:    make(map[string]*flight),
 		pending:    make(map[string]struct{}),
-		producers:  make(map[string]struct{}),
+		producers:  make(map[string]Producer),
 		consumers:  make(map[string]Consumer),
+		admins:     make(map[string]struct{}),
+		stop:       make(chan struct{}),
 		hbNow:      make(chan struct{}, 1),
 		refreshNow: make(chan struct{}, 1),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	tr.RegisterHandler(remoting.PushReplyMessageToClient, c.handleReply)
+	c.registerHandlers()
 	return c, nil
 }
 
@@ -166,8 +161,12 @@ func (c *Client) Start(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// Close stops the loops, closes every connection and waits for every
-// goroutine of the client (transport callbacks included). Members should
+// Close stops the client: the route poller and the heartbeat loop finish
+// the round they are in, for as long as ctx allows; then their calls are
+// cancelled, every connection is closed and Close waits for every
+// goroutine of the client (transport callbacks and handlers included, but
+// for the caller's own when a callback or handler calls Close). It returns
+// ctx's error when the loops had to be cut short. Members should
 // unregister first. Close is idempotent.
 func (c *Client) Close(ctx context.Context) error {
 	c.lifeMu.Lock()
@@ -177,69 +176,25 @@ func (c *Client) Close(ctx context.Context) error {
 	}
 	c.closed = true
 	c.lifeMu.Unlock()
-	c.cancel()
-	done := make(chan struct{})
-	go func() {
-		c.wg.Wait()
-		_ = c.tr.Close()
-		close(done)
-	}()
+	close(c.stop)
+	loops := make(chan struct{})
+	go func() { c.wg.Wait(); close(loops) }()
+	var err error
 	select {
-	case <-done:
-		return nil
+	case <-loops:
 	case <-ctx.Done():
-		// The loops only wait on calls that Close has cancelled; finish the
-		// wait so no goroutine outlives us, but report the overrun.
-		<-done
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	c.cancel()
+	_ = c.tr.Close() // here, not on another goroutine: the caller may be a callback
+	<-loops
+	return err
 }
 
 func (c *Client) isClosed() bool {
 	c.lifeMu.Lock()
 	defer c.lifeMu.Unlock()
 	return c.closed
-}
-
-// RegisterProducer adds a producer group to the heartbeats.
-func (c *Client) RegisterProducer(group string) error {
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	if _, ok := c.producers[group]; ok {
-		return fmt.Errorf("%w: producer group %q", ErrGroupTaken, group)
-	}
-	c.producers[group] = struct{}{}
-	return nil
-}
-
-// RegisterConsumer adds a consumer group; its subscriptions join the route
-// refresh and its data the heartbeats.
-func (c *Client) RegisterConsumer(group string, cons Consumer) error {
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	if _, ok := c.consumers[group]; ok {
-		return fmt.Errorf("%w: consumer group %q", ErrGroupTaken, group)
-	}
-	c.consumers[group] = cons
-	return nil
-}
-
-// UnregisterProducer removes a producer group and sends UNREGISTER_CLIENT
-// for it to every known broker, bounded by ctx.
-func (c *Client) UnregisterProducer(ctx context.Context, group string) {
-	c.regMu.Lock()
-	delete(c.producers, group)
-	c.regMu.Unlock()
-	c.unregister(ctx, &remoting.UnregisterClientRequestHeader{ClientID: c.id, ProducerGroup: &group})
-}
-
-// UnregisterConsumer removes a consumer group and sends UNREGISTER_CLIENT
-// for it to every known broker, bounded by ctx.
-func (c *Client) UnregisterConsumer(ctx context.Context, group string) {
-	c.regMu.Lock()
-	delete(c.consumers, group)
-	c.regMu.Unlock()
-	c.unregister(ctx, &remoting.UnregisterClientRequestHeader{ClientID: c.id, ConsumerGroup: &group})
 }
 
 // SetReplyHandler sets the receiver of pushed reply messages (nil: none).
@@ -284,6 +239,12 @@ func (c *Client) ReadSoon(addr string) { c.tr.ReadSoon(addr) }
 // current one first, moving to the next on a transport error until one
 // answers or ctx ends. mk is called once per attempt.
 func (c *Client) InvokeNameServer(ctx context.Context, mk func() *remoting.Command) (*remoting.Command, error) {
+	resp, _, err := c.invokeNameServer(ctx, mk)
+	return resp, err
+}
+
+// invokeNameServer is InvokeNameServer that also says who answered.
+func (c *Client) invokeNameServer(ctx context.Context, mk func() *remoting.Command) (*remoting.Command, string, error) {
 	n := len(c.namesrv)
 	start := int(c.nsIdx.Load())
 	var errs []error
@@ -296,7 +257,7 @@ func (c *Client) InvokeNameServer(ctx context.Context, mk func() *remoting.Comma
 				c.nsIdx.Store(int32(idx))
 				c.log.Info("rocketmq: switched NameServer", "namesrv", addr)
 			}
-			return resp, nil
+			return resp, addr, nil
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil || errors.Is(err, transport.ErrClosed) {
@@ -304,7 +265,10 @@ func (c *Client) InvokeNameServer(ctx context.Context, mk func() *remoting.Comma
 		}
 		c.log.Warn("rocketmq: NameServer call failed", "namesrv", addr, "err", err)
 	}
-	return nil, errors.Join(errs...)
+	if len(errs) == 1 {
+		return nil, "", errs[0]
+	}
+	return nil, "", Errorf("every NameServer failed: %w", errors.Join(errs...))
 }
 
 // handleReply answers PUSH_REPLY_MESSAGE_TO_CLIENT (Java

@@ -211,10 +211,10 @@ func TestHeartbeatUnregisterReply(t *testing.T) {
 	}
 	ns := fakepeer.New(t, namesrvHandler(routes))
 	c := newTestClient(t, ns.Addr())
-	if err := c.RegisterProducer("pg"); err != nil {
+	if err := c.RegisterProducer("pg", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RegisterProducer("pg"); !errors.Is(err, ErrGroupTaken) {
+	if err := c.RegisterProducer("pg", nil); !errors.Is(err, ErrGroupTaken) {
 		t.Fatalf("second register: %v", err)
 	}
 	replies := make(chan *rocketmq.MessageExt, 1)

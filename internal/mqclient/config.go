@@ -19,16 +19,6 @@ import (
 // when none are configured, as the Java client does.
 const EnvNameServer = "NAMESRV_ADDR"
 
-// Errors of the client instance.
-var (
-	ErrNoNameServer  = errors.New("rocketmq: no NameServer address configured")
-	ErrBadNameServer = errors.New("rocketmq: invalid NameServer address")
-	ErrNotStarted    = errors.New("rocketmq: client not started")
-	ErrClosed        = errors.New("rocketmq: client closed")
-	ErrNoRoute       = errors.New("rocketmq: no route for topic")
-	ErrGroupTaken    = errors.New("rocketmq: group already registered with this client")
-)
-
 // Config is the shared part of producer and consumer configuration. The
 // public packages fill it from their options; DefaultConfig has the
 // defaults.
@@ -40,6 +30,9 @@ type Config struct {
 	// "<pid>#<random number>", unique per client (Java replaces DEFAULT
 	// with pid#nanoTime for producers and clustering consumers).
 	InstanceName string
+	// Namespace is prefixed to topic and group names on the wire
+	// (WrapNamespace) and removed from names in results.
+	Namespace string
 	// UnitName is appended to the client id as "@unit" when set.
 	UnitName string
 	// ClientIP is the address part of the client id. Empty means the first
@@ -148,6 +141,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("rocketmq: unknown serialize type %d", c.Serialize)
 	case c.MaxAsyncInflight < 0:
 		return fmt.Errorf("rocketmq: max async in-flight %d is negative", c.MaxAsyncInflight)
+	case strings.ContainsAny(c.Namespace, "%@ \x00"):
+		return fmt.Errorf("rocketmq: namespace %q must not contain '%%', '@' or spaces", c.Namespace)
 	case strings.ContainsAny(c.InstanceName, "@ \x00") || strings.ContainsAny(c.UnitName, "@ \x00"):
 		return errors.New("rocketmq: instance and unit names must not contain '@' or spaces")
 	}

@@ -9,8 +9,14 @@
 // connections, client ids or callbacks. Several members may register with
 // one Client when the owner shares it on purpose.
 //
+// Members (member.go, serve.go): producers, transaction producers, push
+// and pull consumers and admin clients register by group; the Client
+// answers the requests brokers send to clients and hands each to the
+// member of the group it names.
+//
 // Goroutines: Start launches the route poller and the heartbeat loop; both
 // are counted in a WaitGroup and stopped by Close. Locks: Client.mu guards
 // the route cache and broker tables, Client.regMu the member registry; they
-// never nest, and no lock is held while calling the network or a member.
+// never nest, and no lock is held while calling the network or a member:
+// the registry is copied under regMu and the members called after.
 package mqclient

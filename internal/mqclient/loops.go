@@ -25,7 +25,7 @@ func (c *Client) routeLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-c.stop:
 			return
 		case <-t.C:
 			c.refreshTopics(c.topicsInUse())
@@ -45,8 +45,10 @@ func (c *Client) routeLoop() {
 func (c *Client) refreshTopics(topics []string) {
 	sort.Strings(topics)
 	for _, tp := range topics {
-		if c.ctx.Err() != nil {
+		select {
+		case <-c.stop:
 			return
+		default:
 		}
 		r, err := c.FetchRoute(c.ctx, tp)
 		if err != nil {
@@ -65,7 +67,7 @@ func (c *Client) heartbeatLoop() {
 	defer t.Stop()
 	for {
 		select {
-		case <-c.ctx.Done():
+		case <-c.stop:
 			return
 		case <-t.C:
 		case <-c.hbNow:
@@ -74,29 +76,19 @@ func (c *Client) heartbeatLoop() {
 	}
 }
 
-// HeartbeatData returns the body this client sends in heartbeats.
+// HeartbeatData returns the body this client sends in heartbeats. The
+// consumers' data is asked for after the registry lock is released.
 func (c *Client) HeartbeatData() *remoting.HeartbeatData {
 	hb := &remoting.HeartbeatData{ClientID: c.id}
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	if len(c.producers) > 0 {
+	m := c.snapshot()
+	if len(m.producers) > 0 {
 		hb.ProducerDataSet = append(hb.ProducerDataSet, remoting.ProducerData{GroupName: rocketmq.GroupClientInnerProducer})
-		groups := make([]string, 0, len(c.producers))
-		for g := range c.producers {
-			groups = append(groups, g)
-		}
-		sort.Strings(groups)
-		for _, g := range groups {
+		for _, g := range m.producers {
 			hb.ProducerDataSet = append(hb.ProducerDataSet, remoting.ProducerData{GroupName: g})
 		}
 	}
-	groups := make([]string, 0, len(c.consumers))
-	for g := range c.consumers {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	for _, g := range groups {
-		hb.ConsumerDataSet = append(hb.ConsumerDataSet, c.consumers[g].ConsumerData())
+	for _, nc := range m.consumers {
+		hb.ConsumerDataSet = append(hb.ConsumerDataSet, nc.c.ConsumerData())
 	}
 	return hb
 }

@@ -12,23 +12,42 @@ import (
 
 // FetchRoute asks the NameServers for the route of topic, bypassing the
 // cache. A topic unknown to the NameServer gives an error matching
-// remoting.ErrTopicNotExist.
+// rocketmq.ErrNoRoute and remoting.ErrTopicNotExist; an address that
+// answers but is not a NameServer one matching rocketmq.ErrNotNameServer.
 func (c *Client) FetchRoute(ctx context.Context, topic string) (*remoting.TopicRouteData, error) {
 	h := remoting.GetRouteInfoRequestHeader{Topic: topic, AcceptStandardJSONOnly: remoting.Ptr(true)}
-	resp, err := c.InvokeNameServer(ctx, func() *remoting.Command {
+	resp, addr, err := c.invokeNameServer(ctx, func() *remoting.Command {
 		return remoting.NewRequest(remoting.GetRouteInfoByTopic, h.AppendExt(nil), nil)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rocketmq: route of %q: %w", topic, err)
+		return nil, Errorf("no route for topic %q: %w", topic, err)
 	}
 	if err := remoting.ResponseError(resp); err != nil {
-		return nil, fmt.Errorf("rocketmq: route of %q: %w", topic, err)
+		return nil, routeError(topic, addr, err.(*remoting.Error))
 	}
 	r := new(remoting.TopicRouteData)
 	if err := r.DecodeJSON(resp.Body); err != nil {
-		return nil, fmt.Errorf("rocketmq: route of %q: %w", topic, err)
+		return nil, Errorf("route of %q from %s: %w", topic, addr, err)
 	}
 	return r, nil
+}
+
+// routeError explains a failed GET_ROUTEINFO_BY_TOPIC in the user's terms.
+func routeError(topic, addr string, re *remoting.Error) error {
+	switch re.Code {
+	case remoting.TopicNotExist:
+		return &textError{
+			text: fmt.Sprintf("rocketmq: topic %q does not exist: NameServer %s has no route for it", topic, addr),
+			errs: []error{rocketmq.ErrNoRoute, re},
+		}
+	case remoting.RequestCodeNotSupported:
+		// Every NameServer serves code 105; brokers answer it so.
+		return &textError{
+			text: fmt.Sprintf("rocketmq: %s is not a NameServer (it looks like a broker: it does not serve route lookups); check the NameServer address, 9876 by default", addr),
+			errs: []error{rocketmq.ErrNotNameServer, re},
+		}
+	}
+	return Errorf("no route for topic %q: NameServer %s answered %w", topic, addr, re)
 }
 
 // Route returns the cached route of topic, fetching it on a miss.
@@ -47,7 +66,7 @@ func (c *Client) Route(ctx context.Context, topic string) (*remoting.TopicRouteD
 	if e := c.routes[topic]; e != nil && e.route != nil {
 		return e.route, nil
 	}
-	return nil, fmt.Errorf("%w %q", ErrNoRoute, topic)
+	return nil, Errorf("%w %q", ErrNoRoute, topic)
 }
 
 // SubscribeQueues returns the readable queues of topic (route cached or
@@ -81,7 +100,7 @@ func (c *Client) PublishInfo(ctx context.Context, topic, createTopicKey string, 
 	if e := c.routes[topic]; e != nil && e.pub != nil && len(e.pub.Queues) > 0 {
 		return e.pub, nil
 	}
-	return nil, fmt.Errorf("%w %q: no writable queue", ErrNoRoute, topic)
+	return nil, Errorf("%w %q: no writable queue", ErrNoRoute, topic)
 }
 
 // load fetches the route of topic once for every concurrent caller.
@@ -129,9 +148,15 @@ func (c *Client) updateRoute(ctx context.Context, topic, createTopicKey string, 
 	def, derr := c.FetchRoute(ctx, createTopicKey)
 	if derr != nil {
 		if err == nil {
-			err = fmt.Errorf("%w %q: no writable queue", ErrNoRoute, topic)
+			return Errorf("%w %q: no writable queue (%w)", ErrNoRoute, topic, derr)
 		}
-		return errors.Join(err, derr)
+		if errors.Is(derr, remoting.ErrTopicNotExist) {
+			// No template topic: the brokers do not create topics on
+			// their own (autoCreateTopicEnable=false). Say it about the
+			// user's topic only.
+			return err
+		}
+		return Errorf("%w (%w)", err, derr)
 	}
 	c.storeRoute(topic, cloneFromDefault(def, defaultQueueNums), true)
 	return nil
@@ -167,14 +192,8 @@ func (c *Client) storeRoute(topic string, r *remoting.TopicRouteData, fromDefaul
 		c.TriggerHeartbeat()
 	}
 	if subsChanged && !fromDefault {
-		c.regMu.Lock()
-		var cs []Consumer
-		for _, cons := range c.consumers {
-			cs = append(cs, cons)
-		}
-		c.regMu.Unlock()
-		for _, cons := range cs {
-			cons.SubscribeQueuesChanged(topic, e.subs)
+		for _, nc := range c.snapshot().consumers {
+			nc.c.SubscribeQueuesChanged(topic, e.subs)
 		}
 	}
 }
@@ -266,13 +285,11 @@ func (c *Client) topicsInUse() []string {
 		set[t] = struct{}{}
 	}
 	c.mu.RUnlock()
-	c.regMu.Lock()
-	for _, cons := range c.consumers {
-		for _, s := range cons.ConsumerData().SubscriptionDataSet {
+	for _, nc := range c.snapshot().consumers {
+		for _, s := range nc.c.ConsumerData().SubscriptionDataSet {
 			set[s.Topic] = struct{}{}
 		}
 	}
-	c.regMu.Unlock()
 	out := make([]string, 0, len(set))
 	for t := range set {
 		out = append(out, t)

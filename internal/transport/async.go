@@ -136,7 +136,7 @@ func (c *Client) pushDone(d asyncDone) {
 // worker runs queued callbacks until the client is closed and the queue
 // is empty.
 func (c *Client) worker() {
-	defer c.wg.Done()
+	defer c.gs.Enter()()
 	s := &c.async
 	s.mu.Lock()
 	for {
@@ -192,7 +192,7 @@ func (c *Client) ensureSweeper() {
 // adds a worker when callbacks stall; it exits when nothing is in flight
 // or queued.
 func (c *Client) sweeper() {
-	defer c.wg.Done()
+	defer c.gs.Enter()()
 	s := &c.async
 	t := time.NewTicker(sweepTick)
 	defer t.Stop()

@@ -34,6 +34,6 @@
 // taken), except that asyncState.mu is held while lifeMu is read-locked to
 // start a worker or the sweeper (lifeMu is never held while asyncState.mu
 // is taken). Callbacks and handlers never run with a lock held.
-// Every goroutine is counted in the Client's WaitGroup, and Close waits for
-// all of them.
+// Every goroutine is counted in the Client's Goroutines, and Close waits
+// for all of them but its caller's (a callback or handler may Close).
 package transport

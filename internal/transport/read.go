@@ -268,6 +268,9 @@ func (cn *conn) readOnce() error {
 			break
 		}
 		if err != nil {
+			if pe := sniff(rs.buf[rs.r:rs.w], err); pe != nil {
+				err = pe
+			}
 			cn.c.log.Warn("rocketmq: bad frame, closing connection", "addr", cn.addr, "err", err)
 			return err
 		}
