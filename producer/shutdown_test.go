@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // TestShutdownFromCallback: a SendAsync callback that shuts the producer
@@ -83,7 +84,7 @@ func TestSendFromCallbackDuringShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "send held", 5*time.Second, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.sends) == 1 })
+	testutil.WaitFor(t, 5*time.Second, "send held", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.sends) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	done := make(chan error, 1)
