@@ -74,12 +74,6 @@ const (
 // KeySeparator joins several business keys in the KEYS property.
 const KeySeparator = " "
 
-// Separators of the properties string (PROTOCOL.md §5.1).
-const (
-	NameValueSeparator = '\x01'
-	PropertySeparator  = '\x02'
-)
-
 // ReplyMessageFlag is the MSG_TYPE value of a reply message.
 const ReplyMessageFlag = "reply"
 
@@ -273,11 +267,6 @@ const (
 	RecordMaxExtraSize = 64 << 10
 	// MaxDelayLevel is the highest default delay level.
 	MaxDelayLevel = 18
-	// Broker caps on one PULL response (maxTransfer{Bytes,Count}OnMessageIn{Memory,Disk}).
-	MaxTransferBytesInMemory = 256 << 10
-	MaxTransferBytesOnDisk   = 64 << 10
-	MaxTransferCountInMemory = 32
-	MaxTransferCountOnDisk   = 8
 	// DefaultQueryMaxNum is the broker's cap on unique-key query results.
 	DefaultQueryMaxNum = 32
 )

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // cluster is a fake NameServer and one fake broker on loopback, driven by
@@ -64,11 +65,11 @@ func (c *cluster) handleBroker(req *remoting.Command) *remoting.Command {
 	}
 	var h remoting.SendMessageRequestHeaderV2
 	_ = h.FromExt(req.Ext)
-	props := rocketmq.DecodeProperties(*h.Properties)
+	props := message.DecodeProperties(*h.Properties)
 	if corr := props[rocketmq.PropertyCorrelationID]; corr != "" && !noReply {
 		// Play the responder and the broker: push the reply to the client.
 		body := append([]byte("re:"), req.Body...)
-		rp := rocketmq.EncodeProperties(map[string]string{
+		rp := message.EncodeProperties(map[string]string{
 			rocketmq.PropertyCorrelationID: corr, rocketmq.PropertyMessageType: "reply",
 			rocketmq.PropertyReplyToClient: props[rocketmq.PropertyReplyToClient], rocketmq.PropertyUniqKey: "R1"})
 		rh := remoting.ReplyMessageRequestHeader{ProducerGroup: "responder", Topic: "c1_REPLY_TOPIC", DefaultTopic: "TBW102",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // envelope is a send prepared once and sent by every attempt: the wire
@@ -53,10 +54,10 @@ func appendProps(dst []byte, m map[string]string, skip func(string) bool, extra 
 			continue
 		}
 		if len(dst) > start {
-			dst = append(dst, rocketmq.PropertySeparator)
+			dst = append(dst, message.PropertySeparator)
 		}
 		dst = append(dst, k...)
-		dst = append(dst, rocketmq.NameValueSeparator)
+		dst = append(dst, message.NameValueSeparator)
 		dst = append(dst, v...)
 	}
 	for _, e := range extra {
@@ -64,10 +65,10 @@ func appendProps(dst []byte, m map[string]string, skip func(string) bool, extra 
 			continue
 		}
 		if len(dst) > start {
-			dst = append(dst, rocketmq.PropertySeparator)
+			dst = append(dst, message.PropertySeparator)
 		}
 		dst = append(dst, e.k...)
-		dst = append(dst, rocketmq.NameValueSeparator)
+		dst = append(dst, message.NameValueSeparator)
 		dst = append(dst, e.v...)
 	}
 	return dst
@@ -122,7 +123,7 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 		e.code = remoting.SendReplyMessageV2
 	}
 	if len(m.Body) >= p.cfg.compressOver {
-		c, err := rocketmq.CompressWith(p.cfg.compressType, m.Body, p.cfg.compressLevel)
+		c, err := message.CompressWith(p.cfg.compressType, m.Body, p.cfg.compressLevel)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +131,7 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 		e.sysFlag = p.cfg.compressType.ProducerSysFlag()
 	}
 	if m.TransactionPrepared() {
-		e.sysFlag |= rocketmq.FlagTransactionPrep
+		e.sysFlag |= message.FlagTransactionPrep
 	}
 	var skip func(string) bool
 	if rocketmq.IsRetryTopic(m.Topic) {
@@ -154,10 +155,10 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 	idStart, idEnd := -1, -1
 	if _, ok := m.Properties[rocketmq.PropertyUniqKey]; !ok {
 		if len(props) > 0 {
-			props = append(props, rocketmq.PropertySeparator)
+			props = append(props, message.PropertySeparator)
 		}
 		props = append(props, rocketmq.PropertyUniqKey...)
-		props = append(props, rocketmq.NameValueSeparator)
+		props = append(props, message.NameValueSeparator)
 		idStart = len(props)
 		props = p.ids.AppendNewID(props)
 		idEnd = len(props)
@@ -166,14 +167,14 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 	}
 	if _, ok := m.Properties[rocketmq.PropertyWaitStoreMsgOK]; !ok {
 		if len(props) > 0 {
-			props = append(props, rocketmq.PropertySeparator)
+			props = append(props, message.PropertySeparator)
 		}
 		props = append(props, rocketmq.PropertyWaitStoreMsgOK...)
-		props = append(props, rocketmq.NameValueSeparator)
+		props = append(props, message.NameValueSeparator)
 		props = append(props, "true"...)
 	}
-	if len(props) > rocketmq.MaxPropertiesLength {
-		return nil, fmt.Errorf("%w: %d bytes", rocketmq.ErrPropertiesTooLong, len(props))
+	if len(props) > message.MaxPropertiesLength {
+		return nil, fmt.Errorf("%w: %d bytes", message.ErrPropertiesTooLong, len(props))
 	}
 	e.props = string(props)
 	if idStart >= 0 {
@@ -246,10 +247,10 @@ func (p *Producer) appendBatch(body, ids []byte, msgs []*rocketmq.Message, wait 
 		var id string
 		for k, v := range m.Properties {
 			if len(body) > pstart {
-				body = append(body, rocketmq.PropertySeparator)
+				body = append(body, message.PropertySeparator)
 			}
 			body = append(body, k...)
-			body = append(body, rocketmq.NameValueSeparator)
+			body = append(body, message.NameValueSeparator)
 			body = append(body, v...)
 			switch k {
 			case rocketmq.PropertyUniqKey:
@@ -290,23 +291,23 @@ func (p *Producer) appendBatch(body, ids []byte, msgs []*rocketmq.Message, wait 
 			// A UNIQ_KEY property that is present but empty is kept as is
 			// (like appendProps); only a missing one is added.
 			if len(body) > pstart {
-				body = append(body, rocketmq.PropertySeparator)
+				body = append(body, message.PropertySeparator)
 			}
 			body = append(body, rocketmq.PropertyUniqKey...)
-			body = append(body, rocketmq.NameValueSeparator)
+			body = append(body, message.NameValueSeparator)
 			body = append(body, ids[idStart:]...)
 		}
 		if !hasWait {
 			if len(body) > pstart {
-				body = append(body, rocketmq.PropertySeparator)
+				body = append(body, message.PropertySeparator)
 			}
 			body = append(body, rocketmq.PropertyWaitStoreMsgOK...)
-			body = append(body, rocketmq.NameValueSeparator)
+			body = append(body, message.NameValueSeparator)
 			body = append(body, "true"...)
 		}
 		plen := len(body) - pstart
-		if plen > rocketmq.MaxPropertiesLength {
-			return body, ids, fmt.Errorf("batch message %d: %w", i, rocketmq.ErrPropertiesTooLong)
+		if plen > message.MaxPropertiesLength {
+			return body, ids, fmt.Errorf("batch message %d: %w", i, message.ErrPropertiesTooLong)
 		}
 		binary.BigEndian.PutUint32(body[start:], uint32(len(body)-start))
 		binary.BigEndian.PutUint32(body[start+12:], uint32(m.Flag))

@@ -14,6 +14,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 func TestNewValidation(t *testing.T) {
@@ -224,14 +225,14 @@ func TestBatch(t *testing.T) {
 	if got.Code != remoting.SendBatchMessage || !h.Batch || *h.Properties != "WAIT\x01true" || h.SysFlag != 0 {
 		t.Fatalf("batch header %d %+v", got.Code, h)
 	}
-	els, err := rocketmq.DecodeBatchElements(got.Body)
+	els, err := message.DecodeBatchElements(got.Body)
 	if err != nil || len(els) != 3 {
 		t.Fatalf("elements %v %v\n%x", els, err, got.Body)
 	}
 	ids := strings.Split(res.MsgID, ",")
 	seen := map[string]bool{}
 	for i, el := range els {
-		props := rocketmq.DecodeProperties(el.Properties)
+		props := message.DecodeProperties(el.Properties)
 		if string(el.Body) != string(rune('a'+i)) || el.Flag != int32(i) || props["KEYS"] != "k"+string(rune('0'+i)) || props["UNIQ_KEY"] != ids[i] || seen[ids[i]] {
 			t.Fatalf("element %d: %+v %q (ids %v)", i, el, props, ids)
 		}
@@ -306,7 +307,7 @@ func TestCompression(t *testing.T) {
 			if h.SysFlag != 0x301 {
 				t.Fatalf("sysFlag %#x, want 0x301", h.SysFlag)
 			}
-			plain, err := rocketmq.Decompress(got.Body, h.SysFlag, 0)
+			plain, err := message.Decompress(got.Body, h.SysFlag, 0)
 			if err != nil || !bytes.Equal(plain, body) {
 				t.Fatalf("decompress: %v", err)
 			}

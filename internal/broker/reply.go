@@ -10,6 +10,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // Request-reply (Java ReplyMessageProcessor): a replier sends the reply with
@@ -45,7 +46,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 	if h.Properties != nil {
 		raw = *h.Properties
 	}
-	if len(raw) > rocketmq.MaxPropertiesLength || len(req.Body) > b.cfg.MaxMessageSize {
+	if len(raw) > message.MaxPropertiesLength || len(req.Body) > b.cfg.MaxMessageSize {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
 
@@ -58,7 +59,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 		reconsume = *h.ReconsumeTimes
 	}
 	put := store.PutRequest{
-		RecordFields: rocketmq.RecordFields{
+		RecordFields: message.RecordFields{
 			QueueID:        queueID,
 			Flag:           h.Flag,
 			SysFlag:        h.SysFlag,
@@ -70,7 +71,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 			Topic:          h.Topic,
 			Properties:     raw,
 		},
-		TagsCode:  rocketmq.TagHash(p.tags),
+		TagsCode:  message.TagHash(p.tags),
 		UniqKey:   p.uniq,
 		Keys:      p.keys,
 		WaitFlush: p.waitStoreMsgOK(),

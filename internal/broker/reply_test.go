@@ -11,6 +11,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // replyRequester is a client that registered as a producer with a client
@@ -101,7 +102,7 @@ func TestReplyPushedToRequester(t *testing.T) {
 			if err := h.FromExt(push.Ext); err != nil {
 				t.Fatal(err)
 			}
-			p := rocketmq.DecodeProperties(*h.Properties)
+			p := message.DecodeProperties(*h.Properties)
 			if p["CORRELATION_ID"] != corr || p["REPLY_TO_CLIENT"] != "10.0.0.9@4242" || p["MSG_TYPE"] != "reply" {
 				t.Errorf("pushed properties %v", p)
 			}

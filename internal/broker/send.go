@@ -13,6 +13,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The send path (SEND_MESSAGE 10, SEND_MESSAGE_V2 310, SEND_BATCH_MESSAGE
@@ -229,7 +230,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	}
 	sysFlag := h.SysFlag
 	if tc.TopicFilterType == "MULTI_TAG" {
-		sysFlag |= rocketmq.FlagMultiTags
+		sysFlag |= message.FlagMultiTags
 	}
 
 	raw := ""
@@ -242,7 +243,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	}
 	delay := 0
 	if !dlq {
-		if t := sysFlag & rocketmq.FlagTransactionMask; t == rocketmq.FlagTransactionNot || t == rocketmq.FlagTransactionCommit {
+		if t := sysFlag & message.FlagTransactionMask; t == message.FlagTransactionNot || t == message.FlagTransactionCommit {
 			delay = p.delayLevel()
 		}
 	}
@@ -277,7 +278,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		buf = appendProp(buf, 0, rocketmq.PropertyUniqKey, uniq)
 	}
 	buf = appendProp(buf, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
-	tagsCode := rocketmq.TagHash(p.tags) // 0 without a tag
+	tagsCode := message.TagHash(p.tags) // 0 without a tag
 	if delay > 0 {
 		if drop&propDropDelay != 0 {
 			buf = appendProp(buf, 0, rocketmq.PropertyDelayLevel, strconv.Itoa(delay))
@@ -295,7 +296,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		topic, queueID = topicTimer, 0
 	}
 	pb.b = buf
-	if len(buf) > rocketmq.MaxPropertiesLength {
+	if len(buf) > message.MaxPropertiesLength {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
 	if len(req.Body) > b.cfg.MaxMessageSize {
@@ -307,7 +308,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		reconsume = *h.ReconsumeTimes
 	}
 	put := store.PutRequest{
-		RecordFields: rocketmq.RecordFields{
+		RecordFields: message.RecordFields{
 			QueueID:        queueID,
 			Flag:           h.Flag,
 			SysFlag:        sysFlag,
@@ -457,5 +458,5 @@ func (b *Broker) recoveredTagsCode(topic string, properties []byte, storeTimesta
 		p := sendProps{delay: propValue(props, rocketmq.PropertyDelayLevel)}
 		return rocketmq.DelayDeliverTimestamp(b.delayLevels, p.delayLevel(), storeTimestamp)
 	}
-	return rocketmq.TagHash(propValue(props, rocketmq.PropertyTags))
+	return message.TagHash(propValue(props, rocketmq.PropertyTags))
 }

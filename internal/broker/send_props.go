@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The send path never parses a properties string into a map: it scans the
@@ -26,10 +27,10 @@ type sendProps struct {
 // pair (empty key or value); the caller skips it.
 func nextProp(s string) (key, val, rest string, ok bool) {
 	seg := s
-	if i := strings.IndexByte(s, rocketmq.PropertySeparator); i >= 0 {
+	if i := strings.IndexByte(s, message.PropertySeparator); i >= 0 {
 		seg, rest = s[:i], s[i+1:]
 	}
-	kv := strings.IndexByte(seg, rocketmq.NameValueSeparator)
+	kv := strings.IndexByte(seg, message.NameValueSeparator)
 	if kv <= 0 || kv == len(seg)-1 {
 		return "", "", rest, false
 	}
@@ -126,10 +127,10 @@ func appendProps(dst []byte, raw string, drop int) []byte {
 // since start.
 func appendProp(dst []byte, start int, k, v string) []byte {
 	if len(dst) > start {
-		dst = append(dst, rocketmq.PropertySeparator)
+		dst = append(dst, message.PropertySeparator)
 	}
 	dst = append(dst, k...)
-	dst = append(dst, rocketmq.NameValueSeparator)
+	dst = append(dst, message.NameValueSeparator)
 	return append(dst, v...)
 }
 

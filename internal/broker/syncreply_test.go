@@ -14,6 +14,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // fakeFlush stands in for the store's flush progress: the commit log is
@@ -248,7 +249,7 @@ func TestSyncFlushBatch(t *testing.T) {
 		for i := range 4 {
 			msgs = append(msgs, rocketmq.NewMessage("SyncBatch", []byte(fmt.Sprint("b", round, i))))
 		}
-		body, err := rocketmq.AppendBatch(nil, msgs)
+		body, err := message.AppendBatch(nil, msgs)
 		if err != nil {
 			t.Fatal(err)
 		}

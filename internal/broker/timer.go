@@ -12,6 +12,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // Timer messages (5.x, PROTOCOL.md §9.6): a message with TIMER_DELAY_SEC,
@@ -399,7 +400,7 @@ func (b *Broker) timerRecord(off int64) (*rocketmq.MessageExt, error) {
 		}
 		return nil, err
 	}
-	m, _, err := rocketmq.DecodeOptions{KeepCompressed: true}.DecodeRecord(rec)
+	m, _, err := message.DecodeOptions{KeepCompressed: true}.DecodeRecord(rec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errTimerRecordGone, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The on-disk side of timer messages: the timer queue (the log) and
@@ -217,30 +218,30 @@ var errShortRecord = errors.New("rocketmq: record too short")
 // (PROTOCOL.md §5.5), skipping over the fields before it.
 func recordProperties(rec []byte) (string, error) {
 	be := binary.BigEndian
-	if len(rec) < rocketmq.RecordPosBornHost {
+	if len(rec) < message.RecordPosBornHost {
 		return "", errShortRecord
 	}
-	magic := int32(be.Uint32(rec[rocketmq.RecordPosMagic:]))
-	sys := int32(be.Uint32(rec[rocketmq.RecordPosSysFlag:]))
+	magic := int32(be.Uint32(rec[message.RecordPosMagic:]))
+	sys := int32(be.Uint32(rec[message.RecordPosSysFlag:]))
 	hostLen := func(v6 bool) int {
 		if v6 {
 			return 20
 		}
 		return 8
 	}
-	pos := rocketmq.RecordPosBornHost + hostLen(sys&rocketmq.FlagBornHostV6 != 0) + 8 +
-		hostLen(sys&rocketmq.FlagStoreHostV6 != 0) + 4 + 8
+	pos := message.RecordPosBornHost + hostLen(sys&message.FlagBornHostV6 != 0) + 8 +
+		hostLen(sys&message.FlagStoreHostV6 != 0) + 4 + 8
 	if len(rec) < pos+4 {
 		return "", errShortRecord
 	}
 	pos += 4 + int(be.Uint32(rec[pos:]))
 	switch magic {
-	case rocketmq.MagicV1:
+	case message.MagicV1:
 		if len(rec) < pos+1 {
 			return "", errShortRecord
 		}
 		pos += 1 + int(rec[pos])
-	case rocketmq.MagicV2:
+	case message.MagicV2:
 		if len(rec) < pos+2 {
 			return "", errShortRecord
 		}

@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // GetStatus is the outcome of GetMessages (Java GetMessageStatus; the
@@ -205,9 +205,9 @@ func (s *Store) queueRecord(q *consumeQueue, n int64, e cqEntry) []byte {
 	}
 	be := binary.BigEndian
 	if int32(be.Uint32(rec)) != e.size ||
-		int32(be.Uint32(rec[rocketmq.RecordPosQueueID:])) != q.queueID ||
-		int64(be.Uint64(rec[rocketmq.RecordPosQueueOffset:])) != n ||
-		int64(be.Uint64(rec[rocketmq.RecordPosPhysicalOffset:])) != e.phys {
+		int32(be.Uint32(rec[message.RecordPosQueueID:])) != q.queueID ||
+		int64(be.Uint64(rec[message.RecordPosQueueOffset:])) != n ||
+		int64(be.Uint64(rec[message.RecordPosPhysicalOffset:])) != e.phys {
 		s.log.Warn("store: consume queue entry does not match its record",
 			"topic", q.topic, "queue", q.queueID, "offset", n, "phys", e.phys)
 		return nil
@@ -225,8 +225,8 @@ func (s *Store) storeTimestampOf(q *consumeQueue, n int64) (int64, bool) {
 	if rec == nil {
 		return 0, false
 	}
-	sys := int32(binary.BigEndian.Uint32(rec[rocketmq.RecordPosSysFlag:]))
-	return int64(binary.BigEndian.Uint64(rec[rocketmq.StoreTimestampPos(sys):])), true
+	sys := int32(binary.BigEndian.Uint32(rec[message.RecordPosSysFlag:]))
+	return int64(binary.BigEndian.Uint64(rec[message.StoreTimestampPos(sys):])), true
 }
 
 func (s *Store) lookupQueue(topic string, id int32) *consumeQueue {

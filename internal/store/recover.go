@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // loadSegments maps the commit-log files. Names must be contiguous offsets;
@@ -282,7 +282,7 @@ func (s *Store) redispatch(h *recordHeader) (gap bool, err error) {
 			q.put(n, e, s)
 		}
 	}
-	if !s.cfg.DisableIndex && h.tranType() != rocketmq.FlagTransactionRoll && h.physicalOffset > s.idxEnd {
+	if !s.cfg.DisableIndex && h.tranType() != message.FlagTransactionRoll && h.physicalOffset > s.idxEnd {
 		uniq, _ := propValue(h.properties, propUniqKey)
 		keys, _ := propValue(h.properties, propKeys)
 		s.idx.mu.Lock()

@@ -7,7 +7,7 @@ import (
 	"hash/crc32"
 	"unicode/utf8"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // blankMagic marks the unused end of a commit-log segment (PROTOCOL.md §10.1).
@@ -45,7 +45,7 @@ type recordHeader struct {
 	properties     []byte
 }
 
-func (h *recordHeader) tranType() int32 { return h.sysFlag & rocketmq.FlagTransactionMask }
+func (h *recordHeader) tranType() int32 { return h.sysFlag & message.FlagTransactionMask }
 
 // parseRecord checks and parses the record at the start of b (PROTOCOL.md
 // §5.5): the size must fit b, every length field must fit the size exactly,
@@ -62,18 +62,18 @@ func parseRecord(b []byte, checkCRC bool) (recordHeader, error) {
 		return h, errRecord("bad total size")
 	}
 	magic := int32(be.Uint32(b[4:]))
-	if magic != rocketmq.MagicV1 && magic != rocketmq.MagicV2 {
+	if magic != message.MagicV1 && magic != message.MagicV2 {
 		return h, errRecord("bad magic")
 	}
 	b = b[:size]
 	h.size = size
-	h.queueID = int32(be.Uint32(b[rocketmq.RecordPosQueueID:]))
-	h.queueOffset = int64(be.Uint64(b[rocketmq.RecordPosQueueOffset:]))
-	h.physicalOffset = int64(be.Uint64(b[rocketmq.RecordPosPhysicalOffset:]))
-	h.sysFlag = int32(be.Uint32(b[rocketmq.RecordPosSysFlag:]))
-	p := rocketmq.RecordPosBornHost + hostLen(h.sysFlag, rocketmq.FlagBornHostV6)
+	h.queueID = int32(be.Uint32(b[message.RecordPosQueueID:]))
+	h.queueOffset = int64(be.Uint64(b[message.RecordPosQueueOffset:]))
+	h.physicalOffset = int64(be.Uint64(b[message.RecordPosPhysicalOffset:]))
+	h.sysFlag = int32(be.Uint32(b[message.RecordPosSysFlag:]))
+	p := message.RecordPosBornHost + hostLen(h.sysFlag, message.FlagBornHostV6)
 	h.storeTimestamp = int64(be.Uint64(b[p:]))
-	p += 8 + hostLen(h.sysFlag, rocketmq.FlagStoreHostV6) + 4 + 8
+	p += 8 + hostLen(h.sysFlag, message.FlagStoreHostV6) + 4 + 8
 	if p+4 > len(b) {
 		return h, errRecord("truncated header")
 	}
@@ -85,7 +85,7 @@ func parseRecord(b []byte, checkCRC bool) (recordHeader, error) {
 	body := b[p : p+bodyLen]
 	p += bodyLen
 	var topicLen int
-	if magic == rocketmq.MagicV1 {
+	if magic == message.MagicV1 {
 		if p+1 > len(b) {
 			return h, errRecord("truncated topic")
 		}
@@ -112,7 +112,7 @@ func parseRecord(b []byte, checkCRC bool) (recordHeader, error) {
 		return h, errRecord("record length mismatch")
 	}
 	h.properties = b[p:]
-	if checkCRC && int32(be.Uint32(b[rocketmq.RecordPosBodyCRC:])) != int32(crc32.ChecksumIEEE(body)&0x7FFFFFFF) {
+	if checkCRC && int32(be.Uint32(b[message.RecordPosBodyCRC:])) != int32(crc32.ChecksumIEEE(body)&0x7FFFFFFF) {
 		return h, errRecord("body CRC mismatch")
 	}
 	return h, nil

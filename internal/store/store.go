@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 	"go.uber.org/atomic"
 )
 
@@ -135,7 +135,7 @@ func setDefault[T int | int64 | time.Duration](v *T, d T) {
 // PutRequest is one message to append. QueueOffset, PhysicalOffset and
 // StoreTimestamp of the embedded fields are ignored: the store assigns them.
 type PutRequest struct {
-	rocketmq.RecordFields
+	message.RecordFields
 	// TagsCode goes into the consume-queue entry (see Config.TagsCode).
 	TagsCode int64
 	// UniqKey (UNIQ_KEY) and Keys (KEYS, space separated) are indexed.
@@ -451,8 +451,8 @@ func validTopic(t string) bool {
 }
 
 func isDispatched(sysFlag int32) bool {
-	t := sysFlag & rocketmq.FlagTransactionMask
-	return t != rocketmq.FlagTransactionPrep && t != rocketmq.FlagTransactionRoll
+	t := sysFlag & message.FlagTransactionMask
+	return t != message.FlagTransactionPrep && t != message.FlagTransactionRoll
 }
 
 // recMeta is one record of an append: its place in the encode buffer and,
@@ -616,9 +616,9 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 			m.qo, m.dispatched = qo, true
 			qo++
 		}
-		be.PutUint64(b[rocketmq.RecordPosQueueOffset:], uint64(m.qo))
-		be.PutUint64(b[rocketmq.RecordPosPhysicalOffset:], uint64(m.phys))
-		be.PutUint64(b[rocketmq.StoreTimestampPos(m.sysFlag):], uint64(storeTs))
+		be.PutUint64(b[message.RecordPosQueueOffset:], uint64(m.qo))
+		be.PutUint64(b[message.RecordPosPhysicalOffset:], uint64(m.phys))
+		be.PutUint64(b[message.StoreTimestampPos(m.sysFlag):], uint64(storeTs))
 	}
 	// The size field goes last: a process killed mid-copy leaves a record
 	// that recovery sees as the end of the log.
@@ -656,7 +656,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 		s.idx.mu.Lock()
 		for i := range metas {
 			m := &metas[i]
-			if m.sysFlag&rocketmq.FlagTransactionMask != rocketmq.FlagTransactionRoll {
+			if m.sysFlag&message.FlagTransactionMask != message.FlagTransactionRoll {
 				s.indexRecordLocked(first.Topic, m.req.UniqKey, m.req.Keys, m.phys, storeTs)
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
@@ -112,7 +113,7 @@ func (e *e2e) pullAll(t *testing.T, topic string) []*rocketmq.MessageExt {
 			}
 			var rh remoting.PullMessageResponseHeader
 			_ = rh.FromExt(resp.Ext)
-			msgs, err := rocketmq.DecodeRecords(resp.Body)
+			msgs, err := message.DecodeRecords(resp.Body)
 			if err != nil {
 				t.Fatal(err)
 			}
