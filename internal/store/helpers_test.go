@@ -141,8 +141,8 @@ func splitRecords(t testing.TB, b []byte) [][]byte {
 		if err != nil {
 			t.Fatalf("bad record in body: %v\n%s", err, hex.Dump(b[:min(len(b), 128)]))
 		}
-		out = append(out, b[:h.size])
-		b = b[h.size:]
+		out = append(out, b[:h.Size])
+		b = b[h.Size:]
 	}
 	return out
 }

@@ -125,8 +125,8 @@ func TestProcessKill(t *testing.T) {
 					t.Fatalf("ack %d (queue %d offset %d): %v %v", a.i, q, a.qo, res.Status, err)
 				}
 				h, err := parseRecord(res.Data, true)
-				if err != nil || h.physicalOffset != a.phys {
-					t.Fatalf("ack %d: record at %d, want %d (%v)", a.i, h.physicalOffset, a.phys, err)
+				if err != nil || h.PhysicalOffset != a.phys {
+					t.Fatalf("ack %d: record at %d, want %d (%v)", a.i, h.PhysicalOffset, a.phys, err)
 				}
 				want := msg{topic: "Kill", queue: q, body: body(a.i, 200+a.i%300)}.req()
 				rec, err := s.MessageAt(a.phys)

@@ -177,7 +177,7 @@ func (s *Store) GetMessages(dst []byte, req *GetRequest) (res GetResult, err err
 func (s *Store) recordAt(phys int64, size int32) []byte {
 	end := s.end.Load() // before segs: a new end implies its segment is listed
 	segs := *s.segs.Load()
-	if len(segs) == 0 || size < minRecordSize || phys < segs[0].start || phys+int64(size) > end {
+	if len(segs) == 0 || size < message.RecordMinSize || phys < segs[0].start || phys+int64(size) > end {
 		return nil
 	}
 	i := (phys - segs[0].start) / s.cfg.CommitLogSegmentSize
@@ -395,7 +395,7 @@ func (s *Store) MessageAt(phys int64) (b []byte, err error) {
 func (s *Store) recordAtPhys(phys int64) []byte {
 	end := s.end.Load()
 	segs := *s.segs.Load()
-	if len(segs) == 0 || phys < segs[0].start || phys+minRecordSize > end {
+	if len(segs) == 0 || phys < segs[0].start || phys+message.RecordMinSize > end {
 		return nil
 	}
 	i := (phys - segs[0].start) / s.cfg.CommitLogSegmentSize
@@ -406,10 +406,10 @@ func (s *Store) recordAtPhys(phys int64) []byte {
 	p := phys - seg.start
 	limit := min(seg.end(), end) - seg.start
 	h, err := parseRecord(seg.data[p:limit], false)
-	if err != nil || h.physicalOffset != phys {
+	if err != nil || h.PhysicalOffset != phys {
 		return nil
 	}
-	return seg.data[p : p+int64(h.size)]
+	return seg.data[p : p+int64(h.Size)]
 }
 
 // CommitLogMinOffset and CommitLogMaxOffset bound the commit log.

@@ -577,7 +577,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 		return res, s.failed
 	}
 	total := int64(len(buf))
-	if total+blankMinLen > s.cfg.CommitLogSegmentSize {
+	if total+message.BlankMinSize > s.cfg.CommitLogSegmentSize {
 		return res, fmt.Errorf("%w: %d bytes do not fit a %d-byte commit-log segment", ErrMessageTooLarge, total, s.cfg.CommitLogSegmentSize)
 	}
 	defer s.noteWriteFailure(&err)
@@ -719,7 +719,7 @@ func (s *Store) segmentForAppend(total int64) (*mappedFile, error) {
 	end := s.end.Load()
 	if len(segs) > 0 {
 		seg := segs[len(segs)-1]
-		if end < seg.end() && end+total+blankMinLen <= seg.end() {
+		if end < seg.end() && end+total+message.BlankMinSize <= seg.end() {
 			return seg, nil
 		}
 	}
@@ -729,8 +729,8 @@ func (s *Store) segmentForAppend(total int64) (*mappedFile, error) {
 	}
 	if len(segs) > 0 {
 		seg := segs[len(segs)-1]
-		if pos := end - seg.start; pos+blankMinLen <= int64(len(seg.data)) {
-			binary.BigEndian.PutUint32(seg.data[pos+4:], blankMagicU32)
+		if pos := end - seg.start; pos+message.BlankMinSize <= int64(len(seg.data)) {
+			binary.BigEndian.PutUint32(seg.data[pos+4:], uint32(blankMagic))
 			binary.BigEndian.PutUint32(seg.data[pos:], uint32(int64(len(seg.data))-pos))
 		}
 	}

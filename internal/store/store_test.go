@@ -86,13 +86,13 @@ func TestRollOverWithBlankRecords(t *testing.T) {
 		for {
 			size := int(binary.BigEndian.Uint32(raw[pos:]))
 			magic := binary.BigEndian.Uint32(raw[pos+4:])
-			if magic == blankMagicU32 {
+			if magic == uint32(blankMagic) {
 				if pos+size != len(raw) {
 					t.Fatalf("%s: blank at %d has size %d, want %d", seg.path, pos, size, len(raw)-pos)
 				}
 				break
 			}
-			if magic != uint32(0xDAA320A7) || size < minRecordSize {
+			if magic != uint32(0xDAA320A7) || size < message.RecordMinSize {
 				t.Fatalf("%s: bad record at %d: size %d magic %#x", seg.path, pos, size, magic)
 			}
 			pos += size
