@@ -58,7 +58,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	pb := propsBufs.Get().(*propsBuf)
 	defer propsBufs.Put(pb)
 	suffix := appendProps(pb.b[:0], raw, 0)
-	suffix = appendProp(suffix, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
+	suffix = message.AppendProperty(suffix, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
 	buf := suffix
 	sufLen := len(suffix)
 
@@ -80,7 +80,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 		uniq := p.uniq
 		if uniq == "" {
 			uniq = b.ids.NewID()
-			buf = appendProp(buf, start, rocketmq.PropertyUniqKey, uniq)
+			buf = message.AppendProperty(buf, start, rocketmq.PropertyUniqKey, uniq)
 		}
 		if len(buf) > start {
 			buf = append(buf, message.PropertySeparator)

@@ -124,15 +124,13 @@ func (b *Broker) pushReply(ctx context.Context, c *server.Conn, h *remoting.Send
 	}
 	// The pushed properties gain PUSH_REPLY_TIME.
 	props := make([]byte, 0, len(raw)+40)
-	for s := raw; len(s) > 0; {
-		k, v, rest, ok := nextProp(s)
-		s = rest
-		if ok && k != rocketmq.PropertyPushReplyTime {
-			props = appendProp(props, 0, k, v)
+	for it := message.Properties(raw); it.Next(); {
+		if it.Key() != rocketmq.PropertyPushReplyTime {
+			props = message.AppendProperty(props, 0, it.Key(), it.Value())
 		}
 	}
 	now := b.now()
-	props = appendProp(props, 0, rocketmq.PropertyPushReplyTime, strconv.FormatInt(now, 10))
+	props = message.AppendProperty(props, 0, rocketmq.PropertyPushReplyTime, strconv.FormatInt(now, 10))
 	ps := string(props)
 	rh := remoting.ReplyMessageRequestHeader{
 		ProducerGroup:         h.ProducerGroup,

@@ -275,16 +275,16 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	uniq := p.uniq
 	if uniq == "" {
 		uniq = b.ids.NewID()
-		buf = appendProp(buf, 0, rocketmq.PropertyUniqKey, uniq)
+		buf = message.AppendProperty(buf, 0, rocketmq.PropertyUniqKey, uniq)
 	}
-	buf = appendProp(buf, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
+	buf = message.AppendProperty(buf, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
 	tagsCode := message.TagHash(p.tags) // 0 without a tag
 	if delay > 0 {
 		if drop&propDropDelay != 0 {
-			buf = appendProp(buf, 0, rocketmq.PropertyDelayLevel, strconv.Itoa(delay))
+			buf = message.AppendProperty(buf, 0, rocketmq.PropertyDelayLevel, strconv.Itoa(delay))
 		}
-		buf = appendProp(buf, 0, rocketmq.PropertyRealTopic, topic)
-		buf = appendProp(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
+		buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealTopic, topic)
+		buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
 		topic = rocketmq.TopicSchedule
 		queueID = int32(rocketmq.DelayLevelQueueID(delay))
 		// The store takes the tags code before it stamps the record; the

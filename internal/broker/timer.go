@@ -113,9 +113,9 @@ func (b *Broker) timerPrepare(raw string) (timerSpec, *remoting.Command) {
 // timerPark appends TIMER_OUT_MS, REAL_TOPIC and REAL_QID to the stored
 // properties of a timer message bound for topic/queueID.
 func timerPark(buf []byte, ts *timerSpec, topic string, queueID int32) []byte {
-	buf = appendProp(buf, 0, rocketmq.PropertyTimerOutMS, strconv.FormatInt(ts.outMs, 10))
-	buf = appendProp(buf, 0, rocketmq.PropertyRealTopic, topic)
-	return appendProp(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
+	buf = message.AppendProperty(buf, 0, rocketmq.PropertyTimerOutMS, strconv.FormatInt(ts.outMs, 10))
+	buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealTopic, topic)
+	return message.AppendProperty(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
 }
 
 // timerEntry is one pending timer message: when it is due and its offset
