@@ -1,7 +1,6 @@
 package producer
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -45,33 +44,21 @@ type envelope struct {
 // prop is an extra property added on the wire when the message lacks it.
 type prop struct{ k, v string }
 
-// appendProps writes m's properties without skip keys, then the extras
-// m does not have, in the 4.9.8 form (no final 0x02).
-func appendProps(dst []byte, m map[string]string, skip func(string) bool, extra ...prop) []byte {
-	start := len(dst)
-	for k, v := range m {
-		if skip != nil && skip(k) {
-			continue
+// idPlaceholder reserves the room of a generated UNIQ_KEY among sorted
+// properties; the id is then written over it (ids are at most 56 hex
+// characters).
+const idPlaceholder = "0000000000000000000000000000000000000000000000000000000000000000"
+
+// valueOffset returns the offset in props of key's value, -1 if absent.
+// Values are sub-slices of props, so the offset follows from their
+// capacities.
+func valueOffset(props []byte, key string) int {
+	for it := message.Properties(props); it.Next(); {
+		if string(it.Key()) == key {
+			return cap(props) - cap(it.Value())
 		}
-		if len(dst) > start {
-			dst = append(dst, message.PropertySeparator)
-		}
-		dst = append(dst, k...)
-		dst = append(dst, message.NameValueSeparator)
-		dst = append(dst, v...)
 	}
-	for _, e := range extra {
-		if _, ok := m[e.k]; ok {
-			continue
-		}
-		if len(dst) > start {
-			dst = append(dst, message.PropertySeparator)
-		}
-		dst = append(dst, e.k...)
-		dst = append(dst, message.NameValueSeparator)
-		dst = append(dst, e.v...)
-	}
-	return dst
+	return -1
 }
 
 func (p *Producer) checkMessage(m *rocketmq.Message) error {
@@ -146,32 +133,30 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 			return k == rocketmq.PropertyReconsumeTime || k == rocketmq.PropertyMaxReconsumeTimes
 		}
 	}
-	// The properties are built in a stack buffer (one allocation for the
-	// string); a generated UNIQ_KEY is written straight into them and the
-	// id is a substring of the result.
+	// The properties are built in a stack buffer, keys sorted (one
+	// allocation for the string); a generated UNIQ_KEY is written straight
+	// into them and the id is a substring of the result.
 	var stack [512]byte
-	props := appendProps(stack[:0], m.Properties, skip, extra...)
+	var exStack [8]message.Property
+	ex := exStack[:0]
+	for _, e := range extra {
+		ex = append(ex, message.Property{Key: e.k, Value: e.v})
+	}
+	var idStack [64]byte
+	var newID []byte
 	id := m.Properties[rocketmq.PropertyUniqKey]
-	idStart, idEnd := -1, -1
 	if _, ok := m.Properties[rocketmq.PropertyUniqKey]; !ok {
-		if len(props) > 0 {
-			props = append(props, message.PropertySeparator)
-		}
-		props = append(props, rocketmq.PropertyUniqKey...)
-		props = append(props, message.NameValueSeparator)
-		idStart = len(props)
-		props = p.ids.AppendNewID(props)
-		idEnd = len(props)
+		newID = p.ids.AppendNewID(idStack[:0])
+		ex = append(ex, message.Property{Key: rocketmq.PropertyUniqKey, Value: idPlaceholder[:len(newID)]})
 	} else if id == "" {
 		id = p.ids.NewID() // present but empty: kept on the wire, like Java
 	}
-	if _, ok := m.Properties[rocketmq.PropertyWaitStoreMsgOK]; !ok {
-		if len(props) > 0 {
-			props = append(props, message.PropertySeparator)
-		}
-		props = append(props, rocketmq.PropertyWaitStoreMsgOK...)
-		props = append(props, message.NameValueSeparator)
-		props = append(props, "true"...)
+	ex = append(ex, message.Property{Key: rocketmq.PropertyWaitStoreMsgOK, Value: "true"})
+	props := message.AppendSortedProperties(stack[:0], m.Properties, skip, ex...)
+	idStart, idEnd := -1, -1
+	if newID != nil {
+		idStart = valueOffset(props, rocketmq.PropertyUniqKey)
+		idEnd = idStart + copy(props[idStart:], newID)
 	}
 	if len(props) > message.MaxPropertiesLength {
 		return nil, fmt.Errorf("%w: %d bytes", message.ErrPropertiesTooLong, len(props))
@@ -233,25 +218,13 @@ func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envel
 }
 
 // appendBatch appends the batch elements to body and their ids, comma
-// separated, to ids. It checks the properties while it writes them, in
-// one pass over each map: WAIT as in the first message, no delay level,
-// no timer, no reply.
+// separated, to ids. It checks the properties first: WAIT as in the first
+// message, no delay level, no timer, no reply.
 func (p *Producer) appendBatch(body, ids []byte, msgs []*rocketmq.Message, wait bool) ([]byte, []byte, error) {
 	for i, m := range msgs {
-		start := len(body)
-		body = append(body, make([]byte, 20)...)
-		body = append(body, m.Body...)
-		body = append(body, 0, 0)
-		pstart := len(body)
 		var hasID, hasWait, timer bool
 		var id string
 		for k, v := range m.Properties {
-			if len(body) > pstart {
-				body = append(body, message.PropertySeparator)
-			}
-			body = append(body, k...)
-			body = append(body, message.NameValueSeparator)
-			body = append(body, v...)
 			switch k {
 			case rocketmq.PropertyUniqKey:
 				hasID, id = v != "", v
@@ -287,32 +260,27 @@ func (p *Producer) appendBatch(body, ids []byte, msgs []*rocketmq.Message, wait 
 		} else {
 			ids = p.ids.AppendNewID(ids)
 		}
-		if _, ok := m.Properties[rocketmq.PropertyUniqKey]; !ok {
-			// A UNIQ_KEY property that is present but empty is kept as is
-			// (like appendProps); only a missing one is added.
-			if len(body) > pstart {
-				body = append(body, message.PropertySeparator)
-			}
-			body = append(body, rocketmq.PropertyUniqKey...)
-			body = append(body, message.NameValueSeparator)
-			body = append(body, ids[idStart:]...)
+		// A UNIQ_KEY property that is present but empty is kept as is
+		// (like prepareOne); only a missing one is added. WAIT is added
+		// when missing.
+		var exStack [2]message.Property
+		ex := exStack[:0]
+		_, idProp := m.Properties[rocketmq.PropertyUniqKey]
+		if !idProp {
+			ex = append(ex, message.Property{Key: rocketmq.PropertyUniqKey, Value: idPlaceholder[:len(ids)-idStart]})
 		}
-		if !hasWait {
-			if len(body) > pstart {
-				body = append(body, message.PropertySeparator)
-			}
-			body = append(body, rocketmq.PropertyWaitStoreMsgOK...)
-			body = append(body, message.NameValueSeparator)
-			body = append(body, "true"...)
+		ex = append(ex, message.Property{Key: rocketmq.PropertyWaitStoreMsgOK, Value: "true"})
+		var start int
+		body, start = message.BeginBatchElement(body, m.Flag, m.Body)
+		pstart := len(body)
+		body = message.AppendSortedProperties(body, m.Properties, nil, ex...)
+		if !idProp {
+			copy(body[pstart+valueOffset(body[pstart:], rocketmq.PropertyUniqKey):], ids[idStart:])
 		}
-		plen := len(body) - pstart
-		if plen > message.MaxPropertiesLength {
-			return body, ids, fmt.Errorf("batch message %d: %w", i, message.ErrPropertiesTooLong)
+		var err error
+		if body, err = message.EndBatchElement(body, start); err != nil {
+			return body, ids, fmt.Errorf("batch message %d: %w", i, err)
 		}
-		binary.BigEndian.PutUint32(body[start:], uint32(len(body)-start))
-		binary.BigEndian.PutUint32(body[start+12:], uint32(m.Flag))
-		binary.BigEndian.PutUint32(body[start+16:], uint32(len(m.Body)))
-		binary.BigEndian.PutUint16(body[pstart-2:], uint16(plen))
 	}
 	return body, ids, nil
 }
