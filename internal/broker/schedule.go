@@ -70,19 +70,19 @@ func newScheduleService(b *Broker) *scheduleService {
 func parseDelayLevels(s string) ([]time.Duration, error) {
 	fields := strings.Fields(s)
 	if len(fields) == 0 {
-		return nil, fmt.Errorf("%w: empty", rocketmq.ErrInvalidDelayLevels)
+		return nil, fmt.Errorf("%w: empty", ErrInvalidDelayLevels)
 	}
 	levels := make([]time.Duration, 0, len(fields))
 	for i, f := range fields {
 		if n, ok := strings.CutSuffix(f, "ms"); ok {
 			ms, err := strconv.ParseInt(n, 10, 64)
 			if err != nil || ms < 0 {
-				return nil, fmt.Errorf("%w: level %d %q: bad count", rocketmq.ErrInvalidDelayLevels, i+1, f)
+				return nil, fmt.Errorf("%w: level %d %q: bad count", ErrInvalidDelayLevels, i+1, f)
 			}
 			levels = append(levels, time.Duration(ms)*time.Millisecond)
 			continue
 		}
-		d, err := rocketmq.ParseDelayLevels(f)
+		d, err := ParseDelayLevels(f)
 		if err != nil {
 			return nil, fmt.Errorf("level %d: %w", i+1, err)
 		}
@@ -114,7 +114,7 @@ func (s *scheduleService) load() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.offsets {
-		q := int32(rocketmq.DelayLevelQueueID(i + 1))
+		q := int32(DelayLevelQueueID(i + 1))
 		off := w.OffsetTable[int32(i+1)]
 		off = max(off, st.MinOffset(rocketmq.TopicSchedule, q))
 		off = min(off, st.MaxOffset(rocketmq.TopicSchedule, q))
@@ -213,7 +213,7 @@ const scheduleRetryDelay = time.Second
 func (s *scheduleService) deliverLevel(ctx context.Context, level int) (next int64, ok bool) {
 	i := level - 1
 	st := s.b.store
-	q := int32(rocketmq.DelayLevelQueueID(level))
+	q := int32(DelayLevelQueueID(level))
 	now := s.b.now()
 	if now < s.retryAt[i] {
 		return s.retryAt[i], true

@@ -234,7 +234,7 @@ func TestParseDelayLevels(t *testing.T) {
 		want []time.Duration
 		err  bool
 	}{
-		{in: rocketmq.DefaultDelayLevelString, want: rocketmq.DefaultDelayLevels()},
+		{in: DefaultDelayLevelString, want: DefaultDelayLevels()},
 		{in: "100ms 300ms  2s 1m 1h 1d", want: []time.Duration{100 * time.Millisecond, 300 * time.Millisecond,
 			2 * time.Second, time.Minute, time.Hour, 24 * time.Hour}},
 		{in: "", err: true},
@@ -249,7 +249,7 @@ func TestParseDelayLevels(t *testing.T) {
 				t.Fatalf("err = %v, want error %v", err, tt.err)
 			}
 			if tt.err {
-				if !errors.Is(err, rocketmq.ErrInvalidDelayLevels) {
+				if !errors.Is(err, ErrInvalidDelayLevels) {
 					t.Errorf("error %v does not match ErrInvalidDelayLevels", err)
 				}
 				return

@@ -142,7 +142,7 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 	if b.cfg.BrokerPermission&rocketmq.PermWrite == 0 && ok && tc.Order {
 		return tc, b.sendResponse(remoting.NoPermission, "the broker["+b.brokerIP()+"] sending message is forbidden")
 	}
-	if err := rocketmq.ValidateTopicBroker(topic); err != nil {
+	if err := ValidateTopicBroker(topic); err != nil {
 		return tc, b.sendResponse(remoting.SystemError, validationReason(err))
 	}
 	if err := rocketmq.CheckSendAllowed(topic); err != nil {
@@ -286,10 +286,10 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealTopic, topic)
 		buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
 		topic = rocketmq.TopicSchedule
-		queueID = int32(rocketmq.DelayLevelQueueID(delay))
+		queueID = int32(DelayLevelQueueID(delay))
 		// The store takes the tags code before it stamps the record; the
 		// recovery hook recomputes it from the store time (a few ms later).
-		tagsCode = rocketmq.DelayDeliverTimestamp(b.delayLevels, delay, b.now())
+		tagsCode = DelayDeliverTimestamp(b.delayLevels, delay, b.now())
 	}
 	if timer.outMs != 0 {
 		buf = timerPark(buf, &timer, topic, queueID)
@@ -456,7 +456,7 @@ func (b *Broker) recoveredTagsCode(topic string, properties []byte, storeTimesta
 	props := string(properties)
 	if topic == rocketmq.TopicSchedule {
 		p := sendProps{delay: propValue(props, rocketmq.PropertyDelayLevel)}
-		return rocketmq.DelayDeliverTimestamp(b.delayLevels, p.delayLevel(), storeTimestamp)
+		return DelayDeliverTimestamp(b.delayLevels, p.delayLevel(), storeTimestamp)
 	}
 	return message.TagHash(propValue(props, rocketmq.PropertyTags))
 }

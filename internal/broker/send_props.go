@@ -42,6 +42,7 @@ func scanSendProps(s string) (p sendProps) {
 	}
 	return p
 }
+
 // waitStoreMsgOK is Message.isWaitStoreMsgOK: true unless WAIT is present
 // and not "true".
 func (p *sendProps) waitStoreMsgOK() bool {

@@ -712,7 +712,7 @@ func TestSendDelayRewrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			delay := rocketmq.DefaultDelayLevels()[tt.level-1].Milliseconds()
+			delay := DefaultDelayLevels()[tt.level-1].Milliseconds()
 			if entry.TagsCode < before+delay || entry.TagsCode > m.StoreTimestamp+delay {
 				t.Errorf("tags code %d, want delivery time ~%d", entry.TagsCode, m.StoreTimestamp+delay)
 			}
