@@ -12,16 +12,6 @@ var (
 	ErrPropertySeparator = errors.New("rocketmq: property name or value contains 0x01 or 0x02")
 )
 
-// NewMessage returns a message for topic with body. Like the Java Message
-// constructor it sets WAIT=true.
-func NewMessage(topic string, body []byte) *Message {
-	return &Message{
-		Topic:      topic,
-		Body:       body,
-		Properties: map[string]string{PropertyWaitStoreMsgOK: "true"},
-	}
-}
-
 // Property returns the value of a property, "" when absent.
 func (m *Message) Property(name string) string { return m.Properties[name] }
 

@@ -102,14 +102,14 @@ func TestRealClientSendAndUnregister(t *testing.T) {
 	c := newCluster(t)
 	p := c.producer(t)
 	ctx := context.Background()
-	res, err := p.Send(ctx, rocketmq.NewMessage("T", []byte("hello")))
+	res, err := p.Send(ctx, &rocketmq.Message{Topic: "T", Body: []byte("hello")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Status != rocketmq.SendOK || res.Queue.BrokerName != "broker-a" {
 		t.Fatalf("result %+v", res)
 	}
-	if err := p.SendOneway(ctx, rocketmq.NewMessage("T", []byte("one"))); err != nil {
+	if err := p.SendOneway(ctx, &rocketmq.Message{Topic: "T", Body: []byte("one")}); err != nil {
 		t.Fatal(err)
 	}
 	waitUntil(t, "oneway frame", 5*time.Second, func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.sends) == 2 })
@@ -133,7 +133,7 @@ func TestRequestReply(t *testing.T) {
 	p := c.producer(t)
 	defer p.Shutdown(context.Background())
 	body := []byte{0, 1, 2, 0xff, 'x'}
-	reply, err := p.Request(context.Background(), rocketmq.NewMessage("T", body))
+	reply, err := p.Request(context.Background(), &rocketmq.Message{Topic: "T", Body: body})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestRequestReply(t *testing.T) {
 	}
 
 	async := make(chan error, 1)
-	if err := p.RequestAsync(context.Background(), rocketmq.NewMessage("T", []byte("a")), func(m *rocketmq.MessageExt, err error) {
+	if err := p.RequestAsync(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("a")}, func(m *rocketmq.MessageExt, err error) {
 		if err == nil && string(m.Body) != "re:a" {
 			err = errors.New("wrong reply " + string(m.Body))
 		}
@@ -167,7 +167,7 @@ func TestRequestReply(t *testing.T) {
 	p2 := c.producer(t, WithRequestTimeout(100*time.Millisecond), WithGroup("pg2"))
 	defer p2.Shutdown(context.Background())
 	start := time.Now()
-	if _, err := p2.Request(context.Background(), rocketmq.NewMessage("T", []byte("x"))); !errors.Is(err, ErrRequestTimeout) {
+	if _, err := p2.Request(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")}); !errors.Is(err, ErrRequestTimeout) {
 		t.Fatalf("err = %v, want ErrRequestTimeout", err)
 	}
 	if time.Since(start) > 2*time.Second {
@@ -209,7 +209,7 @@ func TestShutdownWithInflight(t *testing.T) {
 	p := c.producer(t, WithSendTimeout(time.Minute))
 	ctx := context.Background()
 	// Warm the route so that the sends below reach the broker.
-	if _, err := p.Send(ctx, rocketmq.NewMessage("T", []byte("warm"))); err != nil {
+	if _, err := p.Send(ctx, &rocketmq.Message{Topic: "T", Body: []byte("warm")}); err != nil {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
@@ -226,7 +226,7 @@ func TestShutdownWithInflight(t *testing.T) {
 			errs = append(errs, err)
 			emu.Unlock()
 			wg.Done()
-		}, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+		}, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -265,7 +265,7 @@ func TestShutdownDrains(t *testing.T) {
 				failed.Store(i, err)
 			}
 			wg.Done()
-		}, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+		}, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -290,7 +290,7 @@ func TestTwoProducersDoNotShareCallbacks(t *testing.T) {
 		wg.Add(1)
 		go func(p *Producer) {
 			defer wg.Done()
-			m, err := p.Request(context.Background(), rocketmq.NewMessage("T", []byte(p.Group())))
+			m, err := p.Request(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte(p.Group())})
 			if err != nil {
 				t.Error(err)
 				return

@@ -63,7 +63,7 @@ func TestSendWireAndRetryAnotherBroker(t *testing.T) {
 			}
 			return okResp(remoting.Success, int32(reqHeader(t, req).QueueID), 42), nil
 		}).Times(2)
-	msg := rocketmq.NewMessage("T", []byte("hello"))
+	msg := &rocketmq.Message{Topic: "T", Body: []byte("hello")}
 	msg.SetTag("TagA")
 	res, err := env.p.Send(context.Background(), msg)
 	if err != nil {
@@ -122,7 +122,7 @@ func TestSendRetryRules(t *testing.T) {
 					n++
 					return tc.resp()
 				}).AnyTimes()
-			res, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x")))
+			res, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")})
 			if n != tc.attempts {
 				t.Fatalf("%d attempts, want %d", n, tc.attempts)
 			}
@@ -152,7 +152,7 @@ func TestSendTimeoutIsTotalBudget(t *testing.T) {
 			return nil, timeoutErr{}
 		}).AnyTimes()
 	start := time.Now()
-	_, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x")))
+	_, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")})
 	took := time.Since(start)
 	if !errors.Is(err, ErrSendTimeout) || !errors.Is(err, timeoutErr{}) {
 		t.Fatalf("err = %v, want ErrSendTimeout and the last error", err)
@@ -167,7 +167,7 @@ func TestSendTimeoutIsTotalBudget(t *testing.T) {
 
 func TestSendNoRoute(t *testing.T) {
 	env := newMockProducer(t, map[string]*mqclient.PublishInfo{})
-	_, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x")))
+	_, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")})
 	if !errors.Is(err, ErrNoQueue) || !errors.Is(err, remoting.ErrTopicNotExist) {
 		t.Fatalf("err = %v", err)
 	}
@@ -175,7 +175,7 @@ func TestSendNoRoute(t *testing.T) {
 
 func TestSendValidation(t *testing.T) {
 	env := newMockProducer(t, nil, WithMaxMessageSize(100))
-	big := rocketmq.NewMessage("T", make([]byte, 101))
+	big := &rocketmq.Message{Topic: "T", Body: make([]byte, 101)}
 	tests := []struct {
 		name string
 		msgs []*rocketmq.Message
@@ -183,12 +183,12 @@ func TestSendValidation(t *testing.T) {
 	}{
 		{"none", nil, ErrNoMessage},
 		{"nil", []*rocketmq.Message{nil}, rocketmq.ErrNilMessage},
-		{"empty body", []*rocketmq.Message{rocketmq.NewMessage("T", nil)}, rocketmq.ErrNilBody},
-		{"bad topic", []*rocketmq.Message{rocketmq.NewMessage("a b", []byte("x"))}, rocketmq.ErrIllegalName},
-		{"forbidden topic", []*rocketmq.Message{rocketmq.NewMessage("SCHEDULE_TOPIC_XXXX", []byte("x"))}, rocketmq.ErrNotAllowedSendTopic},
+		{"empty body", []*rocketmq.Message{&rocketmq.Message{Topic: "T", Body: nil}}, rocketmq.ErrNilBody},
+		{"bad topic", []*rocketmq.Message{&rocketmq.Message{Topic: "a b", Body: []byte("x")}}, rocketmq.ErrIllegalName},
+		{"forbidden topic", []*rocketmq.Message{&rocketmq.Message{Topic: "SCHEDULE_TOPIC_XXXX", Body: []byte("x")}}, rocketmq.ErrNotAllowedSendTopic},
 		{"too large", []*rocketmq.Message{big}, ErrTooLarge},
 		{"bad delay", []*rocketmq.Message{func() *rocketmq.Message {
-			m := rocketmq.NewMessage("T", []byte("x"))
+			m := &rocketmq.Message{Topic: "T", Body: []byte("x")}
 			m.SetProperty("DELAY", "x")
 			return m
 		}()}, ErrInvalidDelayLevel},
@@ -212,7 +212,7 @@ func TestBatch(t *testing.T) {
 		}).Times(1)
 	var msgs []*rocketmq.Message
 	for i := 0; i < 3; i++ {
-		m := rocketmq.NewMessage("T", []byte{'a' + byte(i)})
+		m := &rocketmq.Message{Topic: "T", Body: []byte{'a' + byte(i)}}
 		m.SetKeys("k" + string(rune('0'+i)))
 		m.Flag = int32(i)
 		msgs = append(msgs, m)
@@ -252,7 +252,7 @@ func TestBatch(t *testing.T) {
 	}
 	for _, tc := range errTests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := rocketmq.NewMessage("T", []byte("a")), rocketmq.NewMessage("T", []byte("b"))
+			a, b := &rocketmq.Message{Topic: "T", Body: []byte("a")}, &rocketmq.Message{Topic: "T", Body: []byte("b")}
 			tc.mod(b)
 			if _, err := env.p.Send(context.Background(), a, b); !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
@@ -260,14 +260,14 @@ func TestBatch(t *testing.T) {
 		})
 	}
 	t.Run("retry topic", func(t *testing.T) {
-		a, b := rocketmq.NewMessage("%RETRY%g", []byte("a")), rocketmq.NewMessage("%RETRY%g", []byte("b"))
+		a, b := &rocketmq.Message{Topic: "%RETRY%g", Body: []byte("a")}, &rocketmq.Message{Topic: "%RETRY%g", Body: []byte("b")}
 		if _, err := env.p.Send(context.Background(), a, b); !errors.Is(err, ErrBatchRetryTopic) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("too large", func(t *testing.T) {
 		env := newMockProducer(t, nil, WithMaxMessageSize(1000))
-		a, b := rocketmq.NewMessage("T", make([]byte, 600)), rocketmq.NewMessage("T", make([]byte, 600))
+		a, b := &rocketmq.Message{Topic: "T", Body: make([]byte, 600)}, &rocketmq.Message{Topic: "T", Body: make([]byte, 600)}
 		if _, err := env.p.Send(context.Background(), a, b); !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("err = %v", err)
 		}
@@ -294,7 +294,7 @@ func TestCompression(t *testing.T) {
 					return okResp(remoting.Success, 0, 0), nil
 				})
 			body := bytes.Repeat([]byte("abcd"), tc.size/4+1)[:tc.size]
-			if _, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", body)); err != nil {
+			if _, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: body}); err != nil {
 				t.Fatal(err)
 			}
 			h := reqHeader(t, got)
@@ -345,7 +345,7 @@ func TestNamespace(t *testing.T) {
 			topics = append(topics, reqHeader(t, req).Topic)
 			return okResp(remoting.Success, 1, 0), nil
 		}).Times(2)
-	msg := rocketmq.NewMessage("T", []byte("x"))
+	msg := &rocketmq.Message{Topic: "T", Body: []byte("x")}
 	for i := 0; i < 2; i++ {
 		res, err := env.p.Send(context.Background(), msg)
 		if err != nil || res.Queue.Topic != "T" {
@@ -365,7 +365,7 @@ func TestRetryTopicHeaders(t *testing.T) {
 			got = req
 			return okResp(remoting.Success, 0, 0), nil
 		})
-	m := rocketmq.NewMessage("%RETRY%g", []byte("x"))
+	m := &rocketmq.Message{Topic: "%RETRY%g", Body: []byte("x")}
 	m.SetProperty(rocketmq.PropertyReconsumeTime, "3")
 	m.SetProperty(rocketmq.PropertyMaxReconsumeTimes, "16")
 	if _, err := env.p.Send(context.Background(), m); err != nil {
@@ -459,17 +459,17 @@ func TestInterceptors(t *testing.T) {
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(okResp(remoting.Success, 0, 0), nil).AnyTimes()
 	env.api.EXPECT().invokeOneway(gomock.Any(), gomock.Any(), gomock.Any()).Return(nil).Times(1)
 	ctx := context.Background()
-	if _, err := env.p.Send(ctx, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+	if _, err := env.p.Send(ctx, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.p.Send(ctx, rocketmq.NewMessage("T", []byte("x")), rocketmq.NewMessage("T", []byte("y"))); err != nil {
+	if _, err := env.p.Send(ctx, &rocketmq.Message{Topic: "T", Body: []byte("x")}, &rocketmq.Message{Topic: "T", Body: []byte("y")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.p.SendOneway(ctx, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+	if err := env.p.SendOneway(ctx, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	if err := env.p.SendAsync(ctx, func(_ *rocketmq.SendResult, err error) { done <- err }, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+	if err := env.p.SendAsync(ctx, func(_ *rocketmq.SendResult, err error) { done <- err }, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -501,7 +501,7 @@ func TestInterceptorError(t *testing.T) {
 	env := newMockProducer(t, nil, WithInterceptors(func(context.Context, *SendInfo, Invoker) (*rocketmq.SendResult, error) {
 		return nil, boom
 	}))
-	if _, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x"))); !errors.Is(err, boom) {
+	if _, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -521,14 +521,14 @@ func TestLifecycle(t *testing.T) {
 	if err := p.Shutdown(context.Background()); !errors.Is(err, ErrNotStarted) {
 		t.Fatalf("second shutdown: %v", err)
 	}
-	if _, err := p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x"))); !errors.Is(err, ErrNotStarted) {
+	if _, err := p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")}); !errors.Is(err, ErrNotStarted) {
 		t.Fatalf("send after shutdown: %v", err)
 	}
 	if err := p.Start(context.Background()); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(okResp(remoting.Success, 0, 0), nil)
-	if _, err := p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x"))); err != nil {
+	if _, err := p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatalf("send after restart: %v", err)
 	}
 }
@@ -545,7 +545,7 @@ func TestUniqueIDs(t *testing.T) {
 		seen[id] = struct{}{}
 	}
 	// And through the send path: prepare assigns the UNIQ_KEY.
-	m := rocketmq.NewMessage("T", []byte("x"))
+	m := &rocketmq.Message{Topic: "T", Body: []byte("x")}
 	for i := 0; i < 20_000; i++ {
 		e, err := env.p.prepare(KindSync, []*rocketmq.Message{m})
 		if err != nil {

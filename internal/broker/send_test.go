@@ -305,7 +305,7 @@ func TestSendBatch(t *testing.T) {
 	raw := sendDialRaw(t, e.b.Addr())
 	var msgs []*rocketmq.Message
 	for i := range 3 {
-		m := rocketmq.NewMessage("SendBatch", []byte("batch body "+strconv.Itoa(i)))
+		m := &rocketmq.Message{Topic: "SendBatch", Body: []byte("batch body " + strconv.Itoa(i))}
 		m.Flag = int32(i)
 		m.SetTag("TagBatch")
 		m.SetKeys("bk" + strconv.Itoa(i))
@@ -462,7 +462,7 @@ func TestSendValidation(t *testing.T) {
 			h.Batch = true
 			return h
 		}(), body: func() []byte {
-			m := rocketmq.NewMessage("BatchBigProps", []byte("x"))
+			m := &rocketmq.Message{Topic: "BatchBigProps", Body: []byte("x")}
 			m.SetProperty("p", strings.Repeat("y", 32740))
 			b, _ := message.AppendBatch(nil, []*rocketmq.Message{m})
 			return b
@@ -501,7 +501,7 @@ func TestSendValidation(t *testing.T) {
 func sendTestBatchBody(t testing.TB, n int) []byte {
 	var msgs []*rocketmq.Message
 	for i := range n {
-		m := rocketmq.NewMessage("", []byte("m"+strconv.Itoa(i)))
+		m := &rocketmq.Message{Topic: "", Body: []byte("m" + strconv.Itoa(i))}
 		m.SetTag("T")
 		msgs = append(msgs, m)
 	}

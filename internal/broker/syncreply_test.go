@@ -247,7 +247,7 @@ func TestSyncFlushBatch(t *testing.T) {
 	for round := range 2 {
 		var msgs []*rocketmq.Message
 		for i := range 4 {
-			msgs = append(msgs, rocketmq.NewMessage("SyncBatch", []byte(fmt.Sprint("b", round, i))))
+			msgs = append(msgs, &rocketmq.Message{Topic: "SyncBatch", Body: []byte(fmt.Sprint("b", round, i))})
 		}
 		body, err := message.AppendBatch(nil, msgs)
 		if err != nil {

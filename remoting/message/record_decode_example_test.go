@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
@@ -33,9 +34,7 @@ func ExampleDecodeOptions_DecodeRecords() {
 }
 
 func ExampleEncodeProperties() {
-	m := rocketmq.NewMessage("TopicTest", []byte("hello"))
-	m.SetTag("TagA")
-	m.SetKeys("order-1", "order-2")
+	m, _ := producer.NewMessage("TopicTest", []byte("hello"), producer.Tag("TagA"), producer.Keys("order-1", "order-2"))
 	fmt.Printf("%q\n", message.EncodeProperties(m.Properties))
 	// Output: "KEYS\x01order-1 order-2\x02TAGS\x01TagA\x02WAIT\x01true"
 }

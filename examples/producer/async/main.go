@@ -34,8 +34,12 @@ func main() {
 	var mu sync.Mutex
 	ok, failed := 0, 0
 	for i := 0; i < *n; i++ {
+		msg, err := producer.NewMessage(*topic, []byte(fmt.Sprintf("async %d", i)))
+		if err != nil {
+			log.Fatal(err)
+		}
 		wg.Add(1)
-		err := p.SendAsync(ctx, func(res *rocketmq.SendResult, err error) {
+		err = p.SendAsync(ctx, func(res *rocketmq.SendResult, err error) {
 			defer wg.Done()
 			mu.Lock()
 			defer mu.Unlock()
@@ -45,7 +49,7 @@ func main() {
 				return
 			}
 			ok++
-		}, rocketmq.NewMessage(*topic, []byte(fmt.Sprintf("async %d", i))))
+		}, msg)
 		if err != nil {
 			wg.Done()
 			log.Fatal(err)

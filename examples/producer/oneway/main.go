@@ -8,7 +8,6 @@ import (
 	"log"
 	"time"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/producer"
 )
 
@@ -29,7 +28,11 @@ func main() {
 	}
 	defer p.Shutdown(context.Background())
 	for i := 0; i < *n; i++ {
-		if err := p.SendOneway(ctx, rocketmq.NewMessage(*topic, []byte(fmt.Sprintf("oneway %d", i)))); err != nil {
+		msg, err := producer.NewMessage(*topic, []byte(fmt.Sprintf("oneway %d", i)))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := p.SendOneway(ctx, msg); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"log"
 	"time"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/producer"
 )
 
@@ -32,7 +31,10 @@ func main() {
 
 	for _, step := range []string{"created", "paid", "shipped"} {
 		for order := int64(1000); order < 1004; order++ {
-			msg := rocketmq.NewMessage(*topic, []byte(fmt.Sprintf("order %d %s", order, step)))
+			msg, err := producer.NewMessage(*topic, []byte(fmt.Sprintf("order %d %s", order, step)))
+			if err != nil {
+				log.Fatal(err)
+			}
 			// LongKey hashes like java.lang.Long; use StringKey/IntKey for the
 			// other Java argument types.
 			res, err := p.With(producer.ShardBy(producer.LongKey(order))).Send(ctx, msg)

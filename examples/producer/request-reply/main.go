@@ -11,7 +11,6 @@ import (
 	"log"
 	"time"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/producer"
 )
 
@@ -33,7 +32,11 @@ func main() {
 	}
 	defer p.Shutdown(context.Background())
 
-	reply, err := p.Request(ctx, rocketmq.NewMessage(*topic, []byte("ping")))
+	msg, err := producer.NewMessage(*topic, []byte("ping"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	reply, err := p.Request(ctx, msg)
 	if err != nil {
 		log.Fatal(err)
 	}
