@@ -1,6 +1,7 @@
 package message
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strings"
@@ -34,27 +35,29 @@ type Property struct{ Key, Value string }
 // ok is false for a segment that is no pair (empty key or value), which the
 // caller skips. Key and value are sub-slices of s: nothing is allocated.
 func NextProperty[T string | []byte](s T) (key, val, rest T, ok bool) {
-	// One pass: the segment ends at the first 0x02, its key at the
-	// segment's first 0x01.
-	kv, end := -1, len(s)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == PropertySeparator {
-			end = i
-			break
-		}
-		if c == NameValueSeparator && kv < 0 {
-			kv = i
-		}
-	}
+	seg := s
 	rest = s[len(s):]
-	if end < len(s) {
-		rest = s[end+1:]
+	if i := indexByte(s, PropertySeparator); i >= 0 {
+		seg, rest = s[:i], s[i+1:]
 	}
-	if kv <= 0 || kv == end-1 {
+	kv := indexByte(seg, NameValueSeparator)
+	if kv <= 0 || kv == len(seg)-1 {
 		return key, val, rest, false
 	}
-	return s[:kv], s[kv+1 : end], rest, true
+	return seg[:kv], seg[kv+1:], rest, true
+}
+
+// indexByte is strings.IndexByte or bytes.IndexByte (assembly, several
+// times faster than a loop on these strings); the conversion to any does
+// not allocate.
+func indexByte[T string | []byte](s T, c byte) int {
+	switch v := any(s).(type) {
+	case string:
+		return strings.IndexByte(v, c)
+	case []byte:
+		return bytes.IndexByte(v, c)
+	}
+	return -1
 }
 
 // PropertyIter iterates over the pairs of a properties string without
