@@ -53,9 +53,11 @@ const idPlaceholder = "000000000000000000000000000000000000000000000000000000000
 // Values are sub-slices of props, so the offset follows from their
 // capacities.
 func valueOffset(props []byte, key string) int {
-	for it := message.Properties(props); it.Next(); {
-		if string(it.Key()) == key {
-			return cap(props) - cap(it.Value())
+	for rest := props; len(rest) > 0; {
+		k, v, r, ok := message.NextProperty(rest)
+		rest = r
+		if ok && string(k) == key {
+			return cap(props) - cap(v)
 		}
 	}
 	return -1

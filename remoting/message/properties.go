@@ -61,7 +61,8 @@ func indexByte[T string | []byte](s T, c byte) int {
 }
 
 // PropertyIter iterates over the pairs of a properties string without
-// allocating:
+// allocating (a []byte iterated over is taken to escape: loop over
+// NextProperty to keep a stack buffer on the stack):
 //
 //	for it := message.Properties(s); it.Next(); {
 //		use(it.Key(), it.Value())
@@ -74,12 +75,9 @@ type PropertyIter[T string | []byte] struct {
 func Properties[T string | []byte](s T) PropertyIter[T] { return PropertyIter[T]{rest: s} }
 
 // Next advances to the next pair; false when there is none.
-func (it *PropertyIter[T]) Next() bool {
+func (it *PropertyIter[T]) Next() (ok bool) {
 	for len(it.rest) > 0 {
-		k, v, rest, ok := NextProperty(it.rest)
-		it.rest = rest
-		if ok {
-			it.key, it.val = k, v
+		if it.key, it.val, it.rest, ok = NextProperty(it.rest); ok {
 			return true
 		}
 	}
@@ -95,9 +93,11 @@ func (it *PropertyIter[T]) Value() T { return it.val }
 // PropertyValue returns the value of key in s (the last one when it is
 // there twice, as Java keeps it) and whether it is present.
 func PropertyValue[T string | []byte](s T, key string) (val T, ok bool) {
-	for it := Properties(s); it.Next(); {
-		if string(it.key) == key {
-			val, ok = it.val, true
+	for len(s) > 0 {
+		k, v, rest, found := NextProperty(s)
+		s = rest
+		if found && string(k) == key {
+			val, ok = v, true
 		}
 	}
 	return val, ok
