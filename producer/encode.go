@@ -172,7 +172,7 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 	return e, nil
 }
 
-// prepareBatch encodes a SEND_BATCH_MESSAGE body (PROTOCOL.md §5.4): each
+// prepareBatch encodes a SEND_BATCH_MESSAGE body (docs/PROTOCOL.md §5.4): each
 // element with its own UNIQ_KEY, the batch-level WAIT in the header. The
 // body comes from the producer's buffer pool; release returns it.
 func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envelope, error) {

@@ -83,7 +83,7 @@ func WaitStoreMsgOK(wait bool) MessageOption {
 }
 
 // DelayLevel delays delivery by a broker delay level, 1..18 with the
-// default table (1s 5s 10s 30s 1m ... 2h; PROTOCOL.md §9.5). Every broker
+// default table (1s 5s 10s 30s 1m ... 2h; docs/PROTOCOL.md §9.5). Every broker
 // version supports it.
 func DelayLevel(level int) MessageOption {
 	return func(m *rocketmq.Message) error {
@@ -96,7 +96,7 @@ func DelayLevel(level int) MessageOption {
 }
 
 // DeliverAt asks a 5.x broker to deliver the message at t
-// (TIMER_DELIVER_MS; PROTOCOL.md §9.6), with the broker's timer precision
+// (TIMER_DELIVER_MS; docs/PROTOCOL.md §9.6), with the broker's timer precision
 // (1 s by default) and at most 3 days ahead. A 4.x broker would ignore it
 // and deliver at once; see WithTimerCheck.
 func DeliverAt(t time.Time) MessageOption {
