@@ -49,20 +49,6 @@ type prop struct{ k, v string }
 // characters).
 const idPlaceholder = "0000000000000000000000000000000000000000000000000000000000000000"
 
-// valueOffset returns the offset in props of key's value, -1 if absent.
-// Values are sub-slices of props, so the offset follows from their
-// capacities.
-func valueOffset(props []byte, key string) int {
-	for rest := props; len(rest) > 0; {
-		k, v, r, ok := message.NextProperty(rest)
-		rest = r
-		if ok && string(k) == key {
-			return cap(props) - cap(v)
-		}
-	}
-	return -1
-}
-
 func (p *Producer) checkMessage(m *rocketmq.Message) error {
 	if m == nil {
 		return rocketmq.ErrNilMessage
@@ -154,11 +140,14 @@ func (p *Producer) prepareOne(kind SendKind, m *rocketmq.Message, extra []prop) 
 		id = p.ids.NewID() // present but empty: kept on the wire, like Java
 	}
 	ex = append(ex, message.Property{Key: rocketmq.PropertyWaitStoreMsgOK, Value: "true"})
-	props := message.AppendSortedProperties(stack[:0], m.Properties, skip, ex...)
-	idStart, idEnd := -1, -1
+	var pairs [16]message.Property
+	props, idStart := message.AppendPropertyList(stack[:0],
+		message.SortProperties(m.Properties, skip, ex, pairs[:]), rocketmq.PropertyUniqKey)
+	idEnd := -1
 	if newID != nil {
-		idStart = valueOffset(props, rocketmq.PropertyUniqKey)
 		idEnd = idStart + copy(props[idStart:], newID)
+	} else {
+		idStart = -1
 	}
 	if len(props) > message.MaxPropertiesLength {
 		return nil, fmt.Errorf("%w: %d bytes", message.ErrPropertiesTooLong, len(props))
@@ -220,64 +209,39 @@ func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envel
 }
 
 // appendBatch appends the batch elements to body and their ids, comma
-// separated, to ids. It checks the properties first: WAIT as in the first
-// message, no delay level, no timer, no reply.
+// separated, to ids, checking each element's properties (checkBatchProps)
+// in the same pass over its map.
 func (p *Producer) appendBatch(body, ids []byte, msgs []*rocketmq.Message, wait bool) ([]byte, []byte, error) {
+	var pairs [16]message.Property
 	for i, m := range msgs {
-		var hasID, hasWait, timer bool
-		var id string
-		for k, v := range m.Properties {
-			switch k {
-			case rocketmq.PropertyUniqKey:
-				hasID, id = v != "", v
-			case rocketmq.PropertyWaitStoreMsgOK:
-				hasWait = true
-				if (v == "true") != wait {
-					return body, ids, ErrBatchWait
-				}
-			case rocketmq.PropertyDelayLevel:
-				if n, _ := strconv.Atoi(v); n > 0 {
-					return body, ids, ErrBatchDelay
-				}
-			case rocketmq.PropertyTimerDeliverMS, rocketmq.PropertyTimerDelaySec, rocketmq.PropertyTimerDelayMS:
-				timer = true
-			case rocketmq.PropertyMessageType:
-				if v == rocketmq.ReplyMessageFlag {
-					return body, ids, ErrBatchReply
-				}
-			}
-		}
-		switch {
-		case timer:
-			return body, ids, ErrBatchDelay
-		case !hasWait && !wait:
-			return body, ids, ErrBatchWait
-		}
 		if i > 0 {
 			ids = append(ids, ',')
 		}
 		idStart := len(ids)
-		if hasID {
+		id, idProp := m.Properties[rocketmq.PropertyUniqKey]
+		if id != "" {
 			ids = append(ids, id...)
 		} else {
 			ids = p.ids.AppendNewID(ids)
 		}
 		// A UNIQ_KEY property that is present but empty is kept as is
-		// (like prepareOne); only a missing one is added. WAIT is added
-		// when missing.
+		// (like prepareOne); only a missing one is added, as a placeholder
+		// the id is copied over. WAIT is added when missing.
 		var exStack [2]message.Property
 		ex := exStack[:0]
-		_, idProp := m.Properties[rocketmq.PropertyUniqKey]
 		if !idProp {
 			ex = append(ex, message.Property{Key: rocketmq.PropertyUniqKey, Value: idPlaceholder[:len(ids)-idStart]})
 		}
 		ex = append(ex, message.Property{Key: rocketmq.PropertyWaitStoreMsgOK, Value: "true"})
-		var start int
+		kv := message.SortProperties(m.Properties, nil, ex, pairs[:])
+		if err := checkBatchProps(kv, wait); err != nil {
+			return body, ids, err
+		}
+		var start, at int
 		body, start = message.BeginBatchElement(body, m.Flag, m.Body)
-		pstart := len(body)
-		body = message.AppendSortedProperties(body, m.Properties, nil, ex...)
+		body, at = message.AppendPropertyList(body, kv, rocketmq.PropertyUniqKey)
 		if !idProp {
-			copy(body[pstart+valueOffset(body[pstart:], rocketmq.PropertyUniqKey):], ids[idStart:])
+			copy(body[at:], ids[idStart:])
 		}
 		var err error
 		if body, err = message.EndBatchElement(body, start); err != nil {
@@ -285,6 +249,31 @@ func (p *Producer) appendBatch(body, ids []byte, msgs []*rocketmq.Message, wait 
 		}
 	}
 	return body, ids, nil
+}
+
+// checkBatchProps checks the properties of a batch element, WAIT included
+// even when it is added: WAIT as in the first message, no delay level, no
+// timer, no reply.
+func checkBatchProps(kv []message.Property, wait bool) error {
+	for _, e := range kv {
+		switch e.Key {
+		case rocketmq.PropertyWaitStoreMsgOK:
+			if (e.Value == "true") != wait {
+				return ErrBatchWait
+			}
+		case rocketmq.PropertyDelayLevel:
+			if n, _ := strconv.Atoi(e.Value); n > 0 {
+				return ErrBatchDelay
+			}
+		case rocketmq.PropertyTimerDeliverMS, rocketmq.PropertyTimerDelaySec, rocketmq.PropertyTimerDelayMS:
+			return ErrBatchDelay
+		case rocketmq.PropertyMessageType:
+			if e.Value == rocketmq.ReplyMessageFlag {
+				return ErrBatchReply
+			}
+		}
+	}
+	return nil
 }
 
 // maxPooledBuf: batch bodies larger than this are left to the GC.

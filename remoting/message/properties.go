@@ -168,17 +168,41 @@ func AppendProperties(dst []byte, props map[string]string) []byte {
 // props does not hold. Nothing is allocated for up to 16 pairs.
 func AppendSortedProperties(dst []byte, props map[string]string, skip func(string) bool, extra ...Property) []byte {
 	var buf [16]Property
-	kv, n := sortedPairs(props, skip, extra, buf[:])
-	dst = slices.Grow(dst, n)
+	dst, _ = AppendPropertyList(dst, SortProperties(props, skip, extra, buf[:]), "")
+	return dst
+}
+
+// SortProperties returns, in key order, the pairs AppendSortedProperties
+// writes. buf is scratch space: the result is buf[:n] when it fits, so a
+// caller's stack array saves the allocation.
+func SortProperties(props map[string]string, skip func(string) bool, extra []Property, buf []Property) []Property {
+	kv, _ := sortedPairs(props, skip, extra, buf)
+	return kv
+}
+
+// AppendPropertyList appends the pairs of kv, in their order, as a
+// properties string. It also returns the offset in dst of the value of the
+// pair whose key is mark (-1 when there is none), so that a caller can
+// write a value into a placeholder afterwards.
+func AppendPropertyList(dst []byte, kv []Property, mark string) ([]byte, int) {
+	n := -1
+	for _, e := range kv {
+		n += len(e.Key) + len(e.Value) + 2
+	}
+	dst = slices.Grow(dst, max(n, 0))
+	at := -1
 	for i, e := range kv {
 		if i > 0 {
 			dst = append(dst, PropertySeparator)
 		}
 		dst = append(dst, e.Key...)
 		dst = append(dst, NameValueSeparator)
+		if mark != "" && e.Key == mark {
+			at = len(dst)
+		}
 		dst = append(dst, e.Value...)
 	}
-	return dst
+	return dst, at
 }
 
 // AppendProperty appends one pair to the properties string dst[start:],
