@@ -117,6 +117,20 @@ func sortedPairs(props map[string]string, skip func(string) bool, extra []Proper
 		}
 	}
 	for _, e := range extra {
+		if skip == nil && len(kv) < len(buf) {
+			// Sorted so far: a key props holds is next to where e goes,
+			// which saves the map lookup.
+			i := len(kv)
+			for i > 0 && kv[i-1].Key > e.Key {
+				i--
+			}
+			if i > 0 && kv[i-1].Key == e.Key {
+				continue
+			}
+			n += len(e.Key) + len(e.Value) + 2
+			kv = slices.Insert(kv, i, e)
+			continue
+		}
 		if _, ok := props[e.Key]; !ok {
 			n += len(e.Key) + len(e.Value) + 2
 			kv = insertPair(kv, len(buf), e.Key, e.Value)

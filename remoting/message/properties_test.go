@@ -3,6 +3,7 @@ package message
 import (
 	"github.com/go-rocketmq/rocketmq"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -150,4 +151,41 @@ func BenchmarkEncodeProperties(b *testing.B) {
 			_ = DecodeProperties(s)
 		}
 	})
+}
+
+func TestAppendSortedProperties(t *testing.T) {
+	props := map[string]string{"b": "2", "d": "4", "WAIT": "false", "RECONSUME_TIME": "3"}
+	skipReconsume := func(k string) bool { return k == "RECONSUME_TIME" }
+	cases := []struct {
+		name  string
+		props map[string]string
+		skip  func(string) bool
+		extra []Property
+		want  string
+	}{
+		{"none", nil, nil, nil, ""},
+		{"extras only", nil, nil, []Property{{"z", "1"}, {"a", "2"}}, "a\x012\x02z\x011"},
+		{"map wins over extra", props, nil, []Property{{"WAIT", "true"}, {"c", "3"}, {"b", "x"}},
+			"RECONSUME_TIME\x013\x02WAIT\x01false\x02b\x012\x02c\x013\x02d\x014"},
+		{"skip", props, skipReconsume, []Property{{"WAIT", "true"}, {"a", "1"}},
+			"WAIT\x01false\x02a\x011\x02b\x012\x02d\x014"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := AppendSortedProperties([]byte("p"), c.props, c.skip, c.extra...)
+			if string(got) != "p"+c.want {
+				t.Errorf("got %q, want %q", got[1:], c.want)
+			}
+		})
+	}
+	// More pairs than the stack scratch space: sorted all the same.
+	many := map[string]string{}
+	for i := range 40 {
+		many[strconv.Itoa(100+i)] = "v"
+	}
+	got := EncodeProperties(many)
+	out, _ := AppendPropertyList(nil, SortProperties(many, nil, []Property{{"100", "dup"}, {"999", "x"}}, nil), "")
+	if !strings.HasPrefix(string(out), got) || !strings.HasSuffix(string(out), "\x02999\x01x") {
+		t.Errorf("40 pairs: %q", out)
+	}
 }
