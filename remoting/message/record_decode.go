@@ -376,11 +376,11 @@ func appendHex(dst, src []byte) []byte {
 	return dst
 }
 
-// FieldsOf returns the fields to encode m as a stored record, with the
+// RecordFieldsOf returns the fields to encode m as a stored record, with the
 // properties encoded by EncodeProperties. The body is used as it is (a
 // body inflated by the decoder is not recompressed, as Java's re-encoding
 // for CHECK_TRANSACTION_STATE does not; set SysFlag accordingly).
-func FieldsOf(m *rocketmq.MessageExt) RecordFields {
+func RecordFieldsOf(m *rocketmq.MessageExt) RecordFields {
 	return RecordFields{
 		QueueID:                   m.QueueID,
 		Flag:                      m.Flag,
@@ -403,7 +403,7 @@ func FieldsOf(m *rocketmq.MessageExt) RecordFields {
 // topics up to 127 bytes), e.g. for a CHECK_TRANSACTION_STATE body. The
 // body CRC is recomputed from Body.
 func AppendMessageExt(dst []byte, m *rocketmq.MessageExt) ([]byte, error) {
-	f := FieldsOf(m)
+	f := RecordFieldsOf(m)
 	dst, _, err := f.AppendRecord(dst)
 	return dst, err
 }
