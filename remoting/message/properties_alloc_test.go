@@ -26,3 +26,18 @@ func TestPropertyReadStackNoAlloc(t *testing.T) {
 		t.Fatalf("PropertyValue %v, NextProperty %v allocs", m, k)
 	}
 }
+
+// TestJavaHashCodeNoAlloc: hashing bytes, non-ASCII included, allocates
+// nothing.
+func TestJavaHashCodeNoAlloc(t *testing.T) {
+	n := testing.AllocsPerRun(100, func() {
+		var buf [32]byte
+		b := append(buf[:0], "tag-é-😀"...)
+		if JavaHashCode(b) != JavaHashCode("tag-é-😀") {
+			panic("hash")
+		}
+	})
+	if n != 0 {
+		t.Fatalf("%v allocs", n)
+	}
+}
