@@ -74,12 +74,6 @@ const (
 // KeySeparator joins several business keys in the KEYS property.
 const KeySeparator = " "
 
-// Separators of the properties string (PROTOCOL.md §5.1).
-const (
-	NameValueSeparator = '\x01'
-	PropertySeparator  = '\x02'
-)
-
 // ReplyMessageFlag is the MSG_TYPE value of a reply message.
 const ReplyMessageFlag = "reply"
 
@@ -120,13 +114,8 @@ const (
 	TopicTransCheckMaxTime = "TRANS_CHECK_MAX_TIME_TOPIC"
 	TopicSelfTest          = "SELF_TEST_TOPIC"
 	TopicOffsetMovedEvent  = "OFFSET_MOVED_EVENT"
-	TopicRocksDBOffset     = "CHECKPOINT_TOPIC" // 5.x
 	SystemTopicPrefix      = "rmq_sys_"
 )
-
-// ScheduleQueueNums is the number of queues of SCHEDULE_TOPIC_XXXX (one per
-// default delay level).
-const ScheduleQueueNums = 18
 
 // Prefixes, suffixes and flags of MixAll.
 const (
@@ -137,25 +126,13 @@ const (
 	UniqueMsgQueryFlag    = "_UNIQUE_KEY_QUERY"
 	DefaultTraceRegionID  = "DefaultRegion"
 	CIDRMQSysPrefix       = "CID_RMQ_SYS_"
-	MasterID              = 0
 )
 
-// Well-known groups (MixAll).
+// Groups a client uses by default (MixAll).
 const (
 	GroupDefaultProducer     = "DEFAULT_PRODUCER"
 	GroupDefaultConsumer     = "DEFAULT_CONSUMER"
-	GroupToolsConsumer       = "TOOLS_CONSUMER"
-	GroupScheduleConsumer    = "SCHEDULE_CONSUMER"
-	GroupFilterSrvConsumer   = "FILTERSRV_CONSUMER"
-	GroupMonitorConsumer     = "__MONITOR_CONSUMER"
 	GroupClientInnerProducer = "CLIENT_INNER_PRODUCER"
-	GroupSelfTestProducer    = "SELF_TEST_P_GROUP"
-	GroupSelfTestConsumer    = "SELF_TEST_C_GROUP"
-	GroupONSHTTPProxy        = "CID_ONS-HTTP-PROXY"
-	GroupONSAPIPermission    = "CID_ONSAPI_PERMISSION"
-	GroupONSAPIOwner         = "CID_ONSAPI_OWNER"
-	GroupONSAPIPull          = "CID_ONSAPI_PULL"
-	GroupSysRMQTrans         = "CID_RMQ_SYS_TRANS"
 )
 
 // SystemTopics lists the fixed system topics of 4.9.8 (TopicValidator's
@@ -273,11 +250,6 @@ const (
 	RecordMaxExtraSize = 64 << 10
 	// MaxDelayLevel is the highest default delay level.
 	MaxDelayLevel = 18
-	// Broker caps on one PULL response (maxTransfer{Bytes,Count}OnMessageIn{Memory,Disk}).
-	MaxTransferBytesInMemory = 256 << 10
-	MaxTransferBytesOnDisk   = 64 << 10
-	MaxTransferCountInMemory = 32
-	MaxTransferCountOnDisk   = 8
 	// DefaultQueryMaxNum is the broker's cap on unique-key query results.
 	DefaultQueryMaxNum = 32
 )

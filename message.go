@@ -9,7 +9,7 @@ import (
 //
 // Properties carries both user properties and the system properties of
 // PROTOCOL.md §5.2 (TAGS, KEYS, DELAY, UNIQ_KEY, ...). Use the accessor
-// methods for the system ones.
+// methods for the system ones. producer.NewMessage builds and checks one.
 type Message struct {
 	Topic      string
 	Body       []byte

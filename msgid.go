@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strconv"
 	"time"
 )
 
@@ -77,29 +76,6 @@ func DecodeOffsetMsgID(id string) (netip.AddrPort, int64, error) {
 	}
 	off := int64(binary.BigEndian.Uint64(raw[ipLen+4:]))
 	return netip.AddrPortFrom(ip, uint16(port)), off, nil
-}
-
-// JavaSocketAddressString renders an address the way Java's
-// socketAddress2String does (what MQAdminImpl.viewMessage dials): IPv6
-// without brackets and without "::" compression.
-func JavaSocketAddressString(a netip.AddrPort) string {
-	ip := a.Addr().Unmap()
-	var b []byte
-	if ip.Is6() {
-		s := ip.As16()
-		b = make([]byte, 0, 46)
-		for i := 0; i < 16; i += 2 {
-			if i > 0 {
-				b = append(b, ':')
-			}
-			b = strconv.AppendUint(b, uint64(binary.BigEndian.Uint16(s[i:])), 16)
-		}
-	} else {
-		b = ip.AppendTo(make([]byte, 0, 22))
-	}
-	b = append(b, ':')
-	b = strconv.AppendUint(b, uint64(a.Port()), 10)
-	return string(b)
 }
 
 // The client unique id (UNIQ_KEY, PROTOCOL.md §6.1):

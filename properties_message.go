@@ -12,16 +12,6 @@ var (
 	ErrPropertySeparator = errors.New("rocketmq: property name or value contains 0x01 or 0x02")
 )
 
-// NewMessage returns a message for topic with body. Like the Java Message
-// constructor it sets WAIT=true.
-func NewMessage(topic string, body []byte) *Message {
-	return &Message{
-		Topic:      topic,
-		Body:       body,
-		Properties: map[string]string{PropertyWaitStoreMsgOK: "true"},
-	}
-}
-
 // Property returns the value of a property, "" when absent.
 func (m *Message) Property(name string) string { return m.Properties[name] }
 
@@ -161,10 +151,6 @@ func (m *MessageExt) RealTopic() string {
 	return m.Topic
 }
 
-// TransactionType returns the transaction bits of the sysFlag
-// (FlagTransactionNot, ...Prep, ...Commit, ...Roll).
-func (m *MessageExt) TransactionType() int32 { return m.SysFlag & FlagTransactionMask }
-
 // TransactionID returns the transaction id of a transactional message: the
 // __transactionId__ property when set, else its UNIQ_KEY, as the Java
 // client derives it.
@@ -173,4 +159,28 @@ func (m *MessageExt) TransactionID() string {
 		return id
 	}
 	return m.Properties[PropertyUniqKey]
+}
+
+// CheckProperty reports whether name and value can be carried in a
+// properties string: both non-empty and free of its separators 0x01 and
+// 0x02 (docs/PROTOCOL.md §5.1).
+func CheckProperty(name, value string) error {
+	if name == "" || value == "" {
+		return ErrEmptyProperty
+	}
+	if hasSeparator(name) || hasSeparator(value) {
+		return ErrPropertySeparator
+	}
+	return nil
+}
+
+// hasSeparator reports whether s holds 0x01 or 0x02 (a plain loop: much
+// cheaper than strings.ContainsAny on every property of every message).
+func hasSeparator(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 1 || s[i] == 2 {
+			return true
+		}
+	}
+	return false
 }

@@ -83,30 +83,6 @@ func ValidateGroup(group string) error {
 	return nil
 }
 
-// ValidateTopicBroker checks a topic as a 4.9.8 broker does
-// (TopicValidator.validateTopic, answered with SYSTEM_ERROR): blank, then
-// illegal characters, then length. Reason is the broker's remark.
-func ValidateTopicBroker(topic string) error {
-	if javaIsBlank(topic) {
-		return invalid(ErrBlankName, "The specified topic is blank.")
-	}
-	if IsTopicOrGroupIllegal(topic) {
-		return invalid(ErrIllegalName, "The specified topic contains illegal characters, allowing only %s", ValidNamePattern)
-	}
-	if javaLength(topic) > TopicMaxLength {
-		return invalid(ErrNameTooLong, "The specified topic is longer than topic max length.")
-	}
-	return nil
-}
-
-// CheckNotSystemTopic fails for a system topic (creating one is refused).
-func CheckNotSystemTopic(topic string) error {
-	if IsSystemTopic(topic) {
-		return invalid(ErrSystemTopic, "The topic[%s] is conflict with system topic.", topic)
-	}
-	return nil
-}
-
 // CheckSendAllowed fails for the topics clients may not send to (a broker
 // answers NO_PERMISSION with Reason as remark).
 func CheckSendAllowed(topic string) error {

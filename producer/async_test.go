@@ -33,7 +33,7 @@ func TestAsyncRetriesLikeSync(t *testing.T) {
 		err error
 	}
 	done := make(chan out, 2)
-	err := env.p.SendAsync(context.Background(), func(r *rocketmq.SendResult, err error) { done <- out{r, err} }, rocketmq.NewMessage("T", []byte("x")))
+	err := env.p.SendAsync(context.Background(), func(r *rocketmq.SendResult, err error) { done <- out{r, err} }, &rocketmq.Message{Topic: "T", Body: []byte("x")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestAsyncRetriesLikeSync(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	// Invalid messages fail at once, without a callback.
-	if err := env.p.SendAsync(context.Background(), func(*rocketmq.SendResult, error) { t.Error("callback for invalid message") }, rocketmq.NewMessage("T", nil)); !errors.Is(err, rocketmq.ErrNilBody) {
+	if err := env.p.SendAsync(context.Background(), func(*rocketmq.SendResult, error) { t.Error("callback for invalid message") }, &rocketmq.Message{Topic: "T", Body: nil}); !errors.Is(err, rocketmq.ErrNilBody) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -68,11 +68,11 @@ func TestAsyncInflightBound(t *testing.T) {
 				}).Times(2)
 			done := make(chan error, 2)
 			cb := func(_ *rocketmq.SendResult, err error) { done <- err }
-			if err := env.p.SendAsync(context.Background(), cb, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+			if err := env.p.SendAsync(context.Background(), cb, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-			err := env.p.SendAsync(ctx, cb, rocketmq.NewMessage("T", []byte("y")))
+			err := env.p.SendAsync(ctx, cb, &rocketmq.Message{Topic: "T", Body: []byte("y")})
 			cancel()
 			if !errors.Is(err, ErrTooManyInflight) || !failFast && !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("err = %v", err)
@@ -80,7 +80,7 @@ func TestAsyncInflightBound(t *testing.T) {
 			// A waiting send gets the slot once the first completes.
 			second := make(chan error, 1)
 			go func() {
-				second <- env.p.SendAsync(context.Background(), cb, rocketmq.NewMessage("T", []byte("z")))
+				second <- env.p.SendAsync(context.Background(), cb, &rocketmq.Message{Topic: "T", Body: []byte("z")})
 			}()
 			close(release)
 			if err := <-done; err != nil {
@@ -95,7 +95,7 @@ func TestAsyncInflightBound(t *testing.T) {
 			} else {
 				// fail fast may race the release; send again now that the slot is free
 				testutil.WaitFor(t, time.Second, "free slot", func() bool {
-					return env.p.SendAsync(context.Background(), cb, rocketmq.NewMessage("T", []byte("z"))) == nil
+					return env.p.SendAsync(context.Background(), cb, &rocketmq.Message{Topic: "T", Body: []byte("z")}) == nil
 				})
 				if err := <-done; err != nil {
 					t.Fatal(err)
@@ -150,7 +150,7 @@ func TestAsyncBurst(t *testing.T) {
 	for i := 0; i < count; i++ {
 		body := make([]byte, size)
 		copy(body, src)
-		if err := env.p.SendAsync(ctx, cb, rocketmq.NewMessage("T", body)); err != nil {
+		if err := env.p.SendAsync(ctx, cb, &rocketmq.Message{Topic: "T", Body: body}); err != nil {
 			t.Fatal(err)
 		}
 		if i%10 == 0 {

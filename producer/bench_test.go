@@ -56,7 +56,7 @@ func newBenchProducer(b *testing.B) *Producer {
 // benchMessage is what an application builds per send: a fresh message
 // with a 1 KiB body and one user property.
 func benchMessage(b *testing.B, body []byte) *rocketmq.Message {
-	m := rocketmq.NewMessage("bench", body)
+	m := &rocketmq.Message{Topic: "bench", Body: body, Properties: map[string]string{rocketmq.PropertyWaitStoreMsgOK: "true"}}
 	if err := m.SetUserProperty("RUN", "l2x9k3"); err != nil {
 		b.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // cluster is a fake NameServer and one fake broker on loopback, driven by
@@ -66,11 +67,11 @@ func (c *cluster) handleBroker(req *remoting.Command) *remoting.Command {
 	}
 	var h remoting.SendMessageRequestHeaderV2
 	_ = h.FromExt(req.Ext)
-	props := rocketmq.DecodeProperties(*h.Properties)
+	props := message.DecodeProperties(*h.Properties)
 	if corr := props[rocketmq.PropertyCorrelationID]; corr != "" && !noReply {
 		// Play the responder and the broker: push the reply to the client.
 		body := append([]byte("re:"), req.Body...)
-		rp := rocketmq.EncodeProperties(map[string]string{
+		rp := message.EncodeProperties(map[string]string{
 			rocketmq.PropertyCorrelationID: corr, rocketmq.PropertyMessageType: "reply",
 			rocketmq.PropertyReplyToClient: props[rocketmq.PropertyReplyToClient], rocketmq.PropertyUniqKey: "R1"})
 		rh := remoting.ReplyMessageRequestHeader{ProducerGroup: "responder", Topic: "c1_REPLY_TOPIC", DefaultTopic: "TBW102",
@@ -103,14 +104,14 @@ func TestRealClientSendAndUnregister(t *testing.T) {
 	c := newCluster(t)
 	p := c.producer(t)
 	ctx := context.Background()
-	res, err := p.Send(ctx, rocketmq.NewMessage("T", []byte("hello")))
+	res, err := p.Send(ctx, &rocketmq.Message{Topic: "T", Body: []byte("hello")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Status != rocketmq.SendOK || res.Queue.BrokerName != "broker-a" {
 		t.Fatalf("result %+v", res)
 	}
-	if err := p.SendOneway(ctx, rocketmq.NewMessage("T", []byte("one"))); err != nil {
+	if err := p.SendOneway(ctx, &rocketmq.Message{Topic: "T", Body: []byte("one")}); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 5*time.Second, "oneway frame", func() bool { c.mu.Lock(); defer c.mu.Unlock(); return len(c.sends) == 2 })
@@ -134,7 +135,7 @@ func TestRequestReply(t *testing.T) {
 	p := c.producer(t)
 	defer p.Shutdown(context.Background())
 	body := []byte{0, 1, 2, 0xff, 'x'}
-	reply, err := p.Request(context.Background(), rocketmq.NewMessage("T", body))
+	reply, err := p.Request(context.Background(), &rocketmq.Message{Topic: "T", Body: body})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestRequestReply(t *testing.T) {
 	}
 
 	async := make(chan error, 1)
-	if err := p.RequestAsync(context.Background(), rocketmq.NewMessage("T", []byte("a")), func(m *rocketmq.MessageExt, err error) {
+	if err := p.RequestAsync(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("a")}, func(m *rocketmq.MessageExt, err error) {
 		if err == nil && string(m.Body) != "re:a" {
 			err = errors.New("wrong reply " + string(m.Body))
 		}
@@ -168,7 +169,7 @@ func TestRequestReply(t *testing.T) {
 	p2 := c.producer(t, WithRequestTimeout(100*time.Millisecond), WithGroup("pg2"))
 	defer p2.Shutdown(context.Background())
 	start := time.Now()
-	if _, err := p2.Request(context.Background(), rocketmq.NewMessage("T", []byte("x"))); !errors.Is(err, ErrRequestTimeout) {
+	if _, err := p2.Request(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")}); !errors.Is(err, ErrRequestTimeout) {
 		t.Fatalf("err = %v, want ErrRequestTimeout", err)
 	}
 	if time.Since(start) > 2*time.Second {
@@ -210,7 +211,7 @@ func TestShutdownWithInflight(t *testing.T) {
 	p := c.producer(t, WithSendTimeout(time.Minute))
 	ctx := context.Background()
 	// Warm the route so that the sends below reach the broker.
-	if _, err := p.Send(ctx, rocketmq.NewMessage("T", []byte("warm"))); err != nil {
+	if _, err := p.Send(ctx, &rocketmq.Message{Topic: "T", Body: []byte("warm")}); err != nil {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
@@ -227,7 +228,7 @@ func TestShutdownWithInflight(t *testing.T) {
 			errs = append(errs, err)
 			emu.Unlock()
 			wg.Done()
-		}, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+		}, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -266,7 +267,7 @@ func TestShutdownDrains(t *testing.T) {
 				failed.Store(i, err)
 			}
 			wg.Done()
-		}, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+		}, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -291,7 +292,7 @@ func TestTwoProducersDoNotShareCallbacks(t *testing.T) {
 		wg.Add(1)
 		go func(p *Producer) {
 			defer wg.Done()
-			m, err := p.Request(context.Background(), rocketmq.NewMessage("T", []byte(p.Group())))
+			m, err := p.Request(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte(p.Group())})
 			if err != nil {
 				t.Error(err)
 				return

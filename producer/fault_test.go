@@ -107,7 +107,7 @@ func TestFaultStrategyThroughSends(t *testing.T) {
 		}).AnyTimes()
 	ctx := context.Background()
 	send := func() {
-		if _, err := env.p.Send(ctx, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+		if _, err := env.p.Send(ctx, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 			t.Fatal(err)
 		}
 	}

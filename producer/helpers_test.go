@@ -12,6 +12,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // withAPI replaces the client instance with a mock.
@@ -120,7 +121,7 @@ func reqProps(t *testing.T, req *remoting.Command) map[string]string {
 	if h.Properties == nil {
 		return map[string]string{}
 	}
-	return rocketmq.DecodeProperties(*h.Properties)
+	return message.DecodeProperties(*h.Properties)
 }
 
 // timeoutErr looks like a network timeout (retriable).

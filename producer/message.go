@@ -12,10 +12,27 @@ import (
 type MessageOption func(*rocketmq.Message) error
 
 // NewMessage returns a message for topic with body (WAIT=true, like
-// Java's Message) after applying opts; it fails on the first invalid
-// option.
+// Java's Message) after applying opts. It checks what it can at
+// construction: the topic name (rocketmq.ValidateTopic, and not a topic
+// clients may not send to) and each option; it fails on the first error.
+//
+// A Message is a plain struct that may also be built or changed by hand,
+// so Send still checks the whole message: the topic again, a body that is
+// not empty and fits WithMaxMessageSize, the DELAY property's syntax, the
+// 32767-byte limit of the encoded properties and, for a batch, that all
+// messages share one topic and WAIT value and carry no delay or reply.
 func NewMessage(topic string, body []byte, opts ...MessageOption) (*rocketmq.Message, error) {
-	m := rocketmq.NewMessage(topic, body)
+	if err := rocketmq.ValidateTopic(topic); err != nil {
+		return nil, err
+	}
+	if err := rocketmq.CheckSendAllowed(topic); err != nil {
+		return nil, err
+	}
+	m := &rocketmq.Message{
+		Topic:      topic,
+		Body:       body,
+		Properties: map[string]string{rocketmq.PropertyWaitStoreMsgOK: "true"},
+	}
 	for _, o := range opts {
 		if err := o(m); err != nil {
 			return nil, err
@@ -66,7 +83,7 @@ func WaitStoreMsgOK(wait bool) MessageOption {
 }
 
 // DelayLevel delays delivery by a broker delay level, 1..18 with the
-// default table (1s 5s 10s 30s 1m ... 2h; PROTOCOL.md §9.5). Every broker
+// default table (1s 5s 10s 30s 1m ... 2h; docs/PROTOCOL.md §9.5). Every broker
 // version supports it.
 func DelayLevel(level int) MessageOption {
 	return func(m *rocketmq.Message) error {
@@ -79,7 +96,7 @@ func DelayLevel(level int) MessageOption {
 }
 
 // DeliverAt asks a 5.x broker to deliver the message at t
-// (TIMER_DELIVER_MS; PROTOCOL.md §9.6), with the broker's timer precision
+// (TIMER_DELIVER_MS; docs/PROTOCOL.md §9.6), with the broker's timer precision
 // (1 s by default) and at most 3 days ahead. A 4.x broker would ignore it
 // and deliver at once; see WithTimerCheck.
 func DeliverAt(t time.Time) MessageOption {
@@ -115,7 +132,11 @@ func NewReply(request *rocketmq.MessageExt, body []byte) (*rocketmq.Message, err
 	if cluster == "" || corr == "" {
 		return nil, ErrNotRequest
 	}
-	m := rocketmq.NewMessage(rocketmq.ReplyTopic(cluster), body)
+	m := &rocketmq.Message{
+		Topic:      rocketmq.ReplyTopic(cluster),
+		Body:       body,
+		Properties: map[string]string{rocketmq.PropertyWaitStoreMsgOK: "true"},
+	}
 	m.SetProperty(rocketmq.PropertyMessageType, rocketmq.ReplyMessageFlag)
 	m.SetProperty(rocketmq.PropertyCorrelationID, corr)
 	if v := request.Property(rocketmq.PropertyReplyToClient); v != "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/mqclient"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // Option configures a Producer.
@@ -22,7 +23,7 @@ type config struct {
 	retryNotStoreOK       bool
 	compressOver          int
 	compressLevel         int
-	compressType          rocketmq.CompressionType
+	compressType          message.CompressionType
 	maxMessageSize        int
 	createTopicKey        string
 	defaultTopicQueueNums int
@@ -49,7 +50,7 @@ func defaultConfig() config {
 		retries:               2,
 		compressOver:          rocketmq.DefaultCompressOverSize,
 		compressLevel:         rocketmq.DefaultCompressLevel,
-		compressType:          rocketmq.CompressionZLIB,
+		compressType:          message.CompressionZLIB,
 		maxMessageSize:        rocketmq.DefaultMaxMessageSize,
 		createTopicKey:        rocketmq.TopicAutoCreate,
 		defaultTopicQueueNums: 4,
@@ -83,7 +84,7 @@ func (c *config) validate() error {
 		return fmt.Errorf("rocketmq: retries %d is negative", c.retries)
 	case c.compressOver <= 0:
 		return fmt.Errorf("rocketmq: compression threshold %d must be positive", c.compressOver)
-	case c.compressLevel < 1 || c.compressLevel > 9 && c.compressType != rocketmq.CompressionZSTD:
+	case c.compressLevel < 1 || c.compressLevel > 9 && c.compressType != message.CompressionZSTD:
 		return fmt.Errorf("rocketmq: compression level %d out of range", c.compressLevel)
 	case c.maxMessageSize <= 0:
 		return fmt.Errorf("rocketmq: max message size %d must be positive", c.maxMessageSize)
@@ -131,7 +132,7 @@ func WithCompression(overBytes, level int) Option {
 
 // WithCompressionType selects the codec; consumers before 4.9.4 read only
 // zlib. Default zlib (sysFlag 0x301).
-func WithCompressionType(t rocketmq.CompressionType) Option {
+func WithCompressionType(t message.CompressionType) Option {
 	return func(c *config) { c.compressType = t }
 }
 

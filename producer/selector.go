@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // QueueSelector picks the queue of one send attempt.
@@ -62,7 +63,7 @@ func Random() QueueSelector { return random{} }
 type ShardingKey struct{ hash int32 }
 
 // StringKey hashes like java.lang.String.hashCode (over UTF-16 units).
-func StringKey(s string) ShardingKey { return ShardingKey{rocketmq.JavaHashCode(s)} }
+func StringKey(s string) ShardingKey { return ShardingKey{message.JavaHashCode(s)} }
 
 // LongKey hashes like java.lang.Long.hashCode: (int)(v ^ (v >>> 32)).
 func LongKey(v int64) ShardingKey { return ShardingKey{int32(uint64(v) ^ uint64(v)>>32)} }

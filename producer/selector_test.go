@@ -94,7 +94,7 @@ func TestPerCallSelectors(t *testing.T) {
 			return okResp(remoting.Success, h.QueueID, 0), nil
 		}).AnyTimes()
 	ctx := context.Background()
-	m := rocketmq.NewMessage("T", []byte("x"))
+	m := &rocketmq.Message{Topic: "T", Body: []byte("x")}
 	// Queues are broker-a 0..3, broker-b 0..3 (8 in Java order).
 	for i := 0; i < 3; i++ {
 		if _, err := env.p.With(ShardBy(StringKey("key"))).Send(ctx, m); err != nil {

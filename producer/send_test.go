@@ -14,6 +14,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 func TestNewValidation(t *testing.T) {
@@ -62,7 +63,7 @@ func TestSendWireAndRetryAnotherBroker(t *testing.T) {
 			}
 			return okResp(remoting.Success, int32(reqHeader(t, req).QueueID), 42), nil
 		}).Times(2)
-	msg := rocketmq.NewMessage("T", []byte("hello"))
+	msg := &rocketmq.Message{Topic: "T", Body: []byte("hello")}
 	msg.SetTag("TagA")
 	res, err := env.p.Send(context.Background(), msg)
 	if err != nil {
@@ -121,7 +122,7 @@ func TestSendRetryRules(t *testing.T) {
 					n++
 					return tc.resp()
 				}).AnyTimes()
-			res, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x")))
+			res, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")})
 			if n != tc.attempts {
 				t.Fatalf("%d attempts, want %d", n, tc.attempts)
 			}
@@ -151,7 +152,7 @@ func TestSendTimeoutIsTotalBudget(t *testing.T) {
 			return nil, timeoutErr{}
 		}).AnyTimes()
 	start := time.Now()
-	_, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x")))
+	_, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")})
 	took := time.Since(start)
 	if !errors.Is(err, ErrSendTimeout) || !errors.Is(err, timeoutErr{}) {
 		t.Fatalf("err = %v, want ErrSendTimeout and the last error", err)
@@ -166,7 +167,7 @@ func TestSendTimeoutIsTotalBudget(t *testing.T) {
 
 func TestSendNoRoute(t *testing.T) {
 	env := newMockProducer(t, map[string]*mqclient.PublishInfo{})
-	_, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x")))
+	_, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")})
 	if !errors.Is(err, ErrNoQueue) || !errors.Is(err, remoting.ErrTopicNotExist) {
 		t.Fatalf("err = %v", err)
 	}
@@ -174,7 +175,7 @@ func TestSendNoRoute(t *testing.T) {
 
 func TestSendValidation(t *testing.T) {
 	env := newMockProducer(t, nil, WithMaxMessageSize(100))
-	big := rocketmq.NewMessage("T", make([]byte, 101))
+	big := &rocketmq.Message{Topic: "T", Body: make([]byte, 101)}
 	tests := []struct {
 		name string
 		msgs []*rocketmq.Message
@@ -182,12 +183,12 @@ func TestSendValidation(t *testing.T) {
 	}{
 		{"none", nil, ErrNoMessage},
 		{"nil", []*rocketmq.Message{nil}, rocketmq.ErrNilMessage},
-		{"empty body", []*rocketmq.Message{rocketmq.NewMessage("T", nil)}, rocketmq.ErrNilBody},
-		{"bad topic", []*rocketmq.Message{rocketmq.NewMessage("a b", []byte("x"))}, rocketmq.ErrIllegalName},
-		{"forbidden topic", []*rocketmq.Message{rocketmq.NewMessage("SCHEDULE_TOPIC_XXXX", []byte("x"))}, rocketmq.ErrNotAllowedSendTopic},
+		{"empty body", []*rocketmq.Message{&rocketmq.Message{Topic: "T", Body: nil}}, rocketmq.ErrNilBody},
+		{"bad topic", []*rocketmq.Message{&rocketmq.Message{Topic: "a b", Body: []byte("x")}}, rocketmq.ErrIllegalName},
+		{"forbidden topic", []*rocketmq.Message{&rocketmq.Message{Topic: "SCHEDULE_TOPIC_XXXX", Body: []byte("x")}}, rocketmq.ErrNotAllowedSendTopic},
 		{"too large", []*rocketmq.Message{big}, ErrTooLarge},
 		{"bad delay", []*rocketmq.Message{func() *rocketmq.Message {
-			m := rocketmq.NewMessage("T", []byte("x"))
+			m := &rocketmq.Message{Topic: "T", Body: []byte("x")}
 			m.SetProperty("DELAY", "x")
 			return m
 		}()}, ErrInvalidDelayLevel},
@@ -211,7 +212,7 @@ func TestBatch(t *testing.T) {
 		}).Times(1)
 	var msgs []*rocketmq.Message
 	for i := 0; i < 3; i++ {
-		m := rocketmq.NewMessage("T", []byte{'a' + byte(i)})
+		m := &rocketmq.Message{Topic: "T", Body: []byte{'a' + byte(i)}}
 		m.SetKeys("k" + string(rune('0'+i)))
 		m.Flag = int32(i)
 		msgs = append(msgs, m)
@@ -224,14 +225,14 @@ func TestBatch(t *testing.T) {
 	if got.Code != remoting.SendBatchMessage || !h.Batch || *h.Properties != "WAIT\x01true" || h.SysFlag != 0 {
 		t.Fatalf("batch header %d %+v", got.Code, h)
 	}
-	els, err := rocketmq.DecodeBatchElements(got.Body)
+	els, err := message.DecodeBatchElements(got.Body)
 	if err != nil || len(els) != 3 {
 		t.Fatalf("elements %v %v\n%x", els, err, got.Body)
 	}
 	ids := strings.Split(res.MsgID, ",")
 	seen := map[string]bool{}
 	for i, el := range els {
-		props := rocketmq.DecodeProperties(el.Properties)
+		props := message.DecodeProperties(el.Properties)
 		if string(el.Body) != string(rune('a'+i)) || el.Flag != int32(i) || props["KEYS"] != "k"+string(rune('0'+i)) || props["UNIQ_KEY"] != ids[i] || seen[ids[i]] {
 			t.Fatalf("element %d: %+v %q (ids %v)", i, el, props, ids)
 		}
@@ -251,7 +252,7 @@ func TestBatch(t *testing.T) {
 	}
 	for _, tc := range errTests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, b := rocketmq.NewMessage("T", []byte("a")), rocketmq.NewMessage("T", []byte("b"))
+			a, b := &rocketmq.Message{Topic: "T", Body: []byte("a")}, &rocketmq.Message{Topic: "T", Body: []byte("b")}
 			tc.mod(b)
 			if _, err := env.p.Send(context.Background(), a, b); !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
@@ -259,14 +260,14 @@ func TestBatch(t *testing.T) {
 		})
 	}
 	t.Run("retry topic", func(t *testing.T) {
-		a, b := rocketmq.NewMessage("%RETRY%g", []byte("a")), rocketmq.NewMessage("%RETRY%g", []byte("b"))
+		a, b := &rocketmq.Message{Topic: "%RETRY%g", Body: []byte("a")}, &rocketmq.Message{Topic: "%RETRY%g", Body: []byte("b")}
 		if _, err := env.p.Send(context.Background(), a, b); !errors.Is(err, ErrBatchRetryTopic) {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("too large", func(t *testing.T) {
 		env := newMockProducer(t, nil, WithMaxMessageSize(1000))
-		a, b := rocketmq.NewMessage("T", make([]byte, 600)), rocketmq.NewMessage("T", make([]byte, 600))
+		a, b := &rocketmq.Message{Topic: "T", Body: make([]byte, 600)}, &rocketmq.Message{Topic: "T", Body: make([]byte, 600)}
 		if _, err := env.p.Send(context.Background(), a, b); !errors.Is(err, ErrTooLarge) {
 			t.Fatalf("err = %v", err)
 		}
@@ -293,7 +294,7 @@ func TestCompression(t *testing.T) {
 					return okResp(remoting.Success, 0, 0), nil
 				})
 			body := bytes.Repeat([]byte("abcd"), tc.size/4+1)[:tc.size]
-			if _, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", body)); err != nil {
+			if _, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: body}); err != nil {
 				t.Fatal(err)
 			}
 			h := reqHeader(t, got)
@@ -306,7 +307,7 @@ func TestCompression(t *testing.T) {
 			if h.SysFlag != 0x301 {
 				t.Fatalf("sysFlag %#x, want 0x301", h.SysFlag)
 			}
-			plain, err := rocketmq.Decompress(got.Body, h.SysFlag, 0)
+			plain, err := message.Decompress(got.Body, h.SysFlag, 0)
 			if err != nil || !bytes.Equal(plain, body) {
 				t.Fatalf("decompress: %v", err)
 			}
@@ -323,7 +324,7 @@ func TestNamespace(t *testing.T) {
 			topics = append(topics, reqHeader(t, req).Topic)
 			return okResp(remoting.Success, 1, 0), nil
 		}).Times(2)
-	msg := rocketmq.NewMessage("T", []byte("x"))
+	msg := &rocketmq.Message{Topic: "T", Body: []byte("x")}
 	for i := 0; i < 2; i++ {
 		res, err := env.p.Send(context.Background(), msg)
 		if err != nil || res.Queue.Topic != "T" {
@@ -343,7 +344,7 @@ func TestRetryTopicHeaders(t *testing.T) {
 			got = req
 			return okResp(remoting.Success, 0, 0), nil
 		})
-	m := rocketmq.NewMessage("%RETRY%g", []byte("x"))
+	m := &rocketmq.Message{Topic: "%RETRY%g", Body: []byte("x")}
 	m.SetProperty(rocketmq.PropertyReconsumeTime, "3")
 	m.SetProperty(rocketmq.PropertyMaxReconsumeTimes, "16")
 	if _, err := env.p.Send(context.Background(), m); err != nil {
@@ -437,17 +438,17 @@ func TestInterceptors(t *testing.T) {
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(okResp(remoting.Success, 0, 0), nil).AnyTimes()
 	env.api.EXPECT().invokeOneway(gomock.Any(), gomock.Any(), gomock.Any()).Return(nil).Times(1)
 	ctx := context.Background()
-	if _, err := env.p.Send(ctx, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+	if _, err := env.p.Send(ctx, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.p.Send(ctx, rocketmq.NewMessage("T", []byte("x")), rocketmq.NewMessage("T", []byte("y"))); err != nil {
+	if _, err := env.p.Send(ctx, &rocketmq.Message{Topic: "T", Body: []byte("x")}, &rocketmq.Message{Topic: "T", Body: []byte("y")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.p.SendOneway(ctx, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+	if err := env.p.SendOneway(ctx, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	if err := env.p.SendAsync(ctx, func(_ *rocketmq.SendResult, err error) { done <- err }, rocketmq.NewMessage("T", []byte("x"))); err != nil {
+	if err := env.p.SendAsync(ctx, func(_ *rocketmq.SendResult, err error) { done <- err }, &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -479,7 +480,7 @@ func TestInterceptorError(t *testing.T) {
 	env := newMockProducer(t, nil, WithInterceptors(func(context.Context, *SendInfo, Invoker) (*rocketmq.SendResult, error) {
 		return nil, boom
 	}))
-	if _, err := env.p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x"))); !errors.Is(err, boom) {
+	if _, err := env.p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")}); !errors.Is(err, boom) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -499,14 +500,14 @@ func TestLifecycle(t *testing.T) {
 	if err := p.Shutdown(context.Background()); !errors.Is(err, ErrNotStarted) {
 		t.Fatalf("second shutdown: %v", err)
 	}
-	if _, err := p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x"))); !errors.Is(err, ErrNotStarted) {
+	if _, err := p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")}); !errors.Is(err, ErrNotStarted) {
 		t.Fatalf("send after shutdown: %v", err)
 	}
 	if err := p.Start(context.Background()); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(okResp(remoting.Success, 0, 0), nil)
-	if _, err := p.Send(context.Background(), rocketmq.NewMessage("T", []byte("x"))); err != nil {
+	if _, err := p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("x")}); err != nil {
 		t.Fatalf("send after restart: %v", err)
 	}
 }
@@ -523,7 +524,7 @@ func TestUniqueIDs(t *testing.T) {
 		seen[id] = struct{}{}
 	}
 	// And through the send path: prepare assigns the UNIQ_KEY.
-	m := rocketmq.NewMessage("T", []byte("x"))
+	m := &rocketmq.Message{Topic: "T", Body: []byte("x")}
 	for i := 0; i < 20_000; i++ {
 		e, err := env.p.prepare(KindSync, []*rocketmq.Message{m})
 		if err != nil {

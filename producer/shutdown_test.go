@@ -34,7 +34,7 @@ func TestShutdownFromCallback(t *testing.T) {
 					return
 				}
 				shut <- p.Shutdown(context.Background())
-			}, rocketmq.NewMessage("T", []byte("x")))
+			}, &rocketmq.Message{Topic: "T", Body: []byte("x")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -48,7 +48,7 @@ func TestShutdownFromCallback(t *testing.T) {
 			}
 			sent := make(chan error, 1)
 			go func() {
-				_, err := p.Send(context.Background(), rocketmq.NewMessage("T", []byte("y")))
+				_, err := p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("y")})
 				sent <- err
 			}()
 			select {
@@ -78,9 +78,9 @@ func TestSendFromCallbackDuringShutdown(t *testing.T) {
 	p := c.producer(t)
 	inCb := make(chan error, 1)
 	err := p.SendAsync(context.Background(), func(_ *rocketmq.SendResult, err error) {
-		_, err2 := p.Send(context.Background(), rocketmq.NewMessage("T", []byte("y")))
+		_, err2 := p.Send(context.Background(), &rocketmq.Message{Topic: "T", Body: []byte("y")})
 		inCb <- err2
-	}, rocketmq.NewMessage("T", []byte("x")))
+	}, &rocketmq.Message{Topic: "T", Body: []byte("x")})
 	if err != nil {
 		t.Fatal(err)
 	}

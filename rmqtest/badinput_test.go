@@ -23,6 +23,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // Bad input against a whole cluster, through the harness a user of this
@@ -79,7 +80,7 @@ func badInvoke(t *testing.T, cli *transport.Client, addr string, req *remoting.C
 func badFill(t *testing.T, cli *transport.Client, addr string) [][]byte {
 	t.Helper()
 	for i := range 20 {
-		props := rocketmq.EncodeProperties(map[string]string{"TAGS": "t", "KEYS": "k" + strconv.Itoa(i)})
+		props := message.EncodeProperties(map[string]string{"TAGS": "t", "KEYS": "k" + strconv.Itoa(i)})
 		if r := badInvoke(t, cli, addr, badSend(badTopic, int32(i%badQueues), bytes.Repeat([]byte{byte(i)}, 50+i*101), props)); r.Code != remoting.Success {
 			t.Fatalf("send %d: %d %q", i, r.Code, r.Remark)
 		}

@@ -22,7 +22,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/broker"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
@@ -87,7 +87,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.longPollCheck, "long-poll-check", 5*time.Second, "how often held pulls re-check their queue")
 	fs.DurationVar(&o.shortPolling, "short-polling", 0, "if set, disable long polling and answer empty pulls after this long")
 	fs.Int64Var(&o.segmentSize, "segment-size", 1<<30, "CommitLog segment file size in bytes")
-	fs.StringVar(&o.delayLevels, "delay-levels", rocketmq.DefaultDelayLevelString,
+	fs.StringVar(&o.delayLevels, "delay-levels", broker.DefaultDelayLevelString,
 		"delay level table: delays of levels 1, 2, ... with units ms, s, m, h, d")
 	fs.DurationVar(&o.timerPrec, "timer-precision", time.Second, "precision of timer messages (TIMER_DELAY_*, TIMER_DELIVER_MS)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -16,10 +15,10 @@ func (b *Broker) handleUpdateAndCreateTopic(_ context.Context, c *server.Conn, r
 	if err := h.FromExt(req.Ext); err != nil {
 		return adminHeaderError(err)
 	}
-	if err := rocketmq.ValidateTopicBroker(h.Topic); err != nil {
+	if err := ValidateTopicBroker(h.Topic); err != nil {
 		return remoting.NewResponse(remoting.SystemError, validationReason(err))
 	}
-	if err := rocketmq.CheckNotSystemTopic(h.Topic); err != nil {
+	if err := CheckNotSystemTopic(h.Topic); err != nil {
 		return remoting.NewResponse(remoting.SystemError, validationReason(err))
 	}
 	switch h.TopicFilterType {

@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // handleGetBrokerRuntimeInfo serves GET_BROKER_RUNTIME_INFO (28): a KVTable
@@ -96,11 +96,11 @@ func (b *Broker) earliestMessageTime() int64 {
 	if err != nil {
 		return -1
 	}
-	if len(rec) < rocketmq.RecordPosSysFlag+4 {
+	if len(rec) < message.RecordPosSysFlag+4 {
 		return -1
 	}
-	sys := int32(binary.BigEndian.Uint32(rec[rocketmq.RecordPosSysFlag:]))
-	p := rocketmq.StoreTimestampPos(sys)
+	sys := int32(binary.BigEndian.Uint32(rec[message.RecordPosSysFlag:]))
+	p := message.StoreTimestampPos(sys)
 	if len(rec) < p+8 {
 		return -1
 	}

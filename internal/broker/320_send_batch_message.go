@@ -8,6 +8,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // SEND_BATCH_MESSAGE (320) carries the V2 send header with m=true and a
@@ -55,7 +56,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	}
 	sysFlag := h.SysFlag
 	if tc.TopicFilterType == "MULTI_TAG" {
-		sysFlag |= rocketmq.FlagMultiTags
+		sysFlag |= message.FlagMultiTags
 	}
 	raw := ""
 	if h.Properties != nil {
@@ -63,13 +64,13 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	}
 	bp := scanSendProps(raw)
 	// The 4.9.8 store refuses delayed and transactional batches.
-	if bp.delayLevel() > 0 || sysFlag&rocketmq.FlagTransactionMask != rocketmq.FlagTransactionNot {
+	if bp.delayLevel() > 0 || sysFlag&message.FlagTransactionMask != message.FlagTransactionNot {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
 	if len(req.Body) > b.cfg.MaxMessageSize {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
-	els, err := rocketmq.DecodeBatchElements(req.Body)
+	els, err := message.DecodeBatchElements(req.Body)
 	if err != nil {
 		return b.sendResponse(remoting.MessageIllegal, err.Error())
 	}
@@ -80,7 +81,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	pb := propsBufs.Get().(*propsBuf)
 	defer propsBufs.Put(pb)
 	suffix := appendProps(pb.b[:0], raw, 0)
-	suffix = appendProp(suffix, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
+	suffix = message.AppendProperty(suffix, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
 	buf := suffix
 	sufLen := len(suffix)
 
@@ -102,19 +103,19 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 		uniq := p.uniq
 		if uniq == "" {
 			uniq = b.ids.NewID()
-			buf = appendProp(buf, start, rocketmq.PropertyUniqKey, uniq)
+			buf = message.AppendProperty(buf, start, rocketmq.PropertyUniqKey, uniq)
 		}
 		if len(buf) > start {
-			buf = append(buf, rocketmq.PropertySeparator)
+			buf = append(buf, message.PropertySeparator)
 		}
 		buf = append(buf, buf[:sufLen]...)
-		if len(buf)-start > rocketmq.MaxPropertiesLength {
+		if len(buf)-start > message.MaxPropertiesLength {
 			pb.b = buf
 			return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 		}
 		ends[i] = len(buf)
 		reqs[i] = store.PutRequest{
-			RecordFields: rocketmq.RecordFields{
+			RecordFields: message.RecordFields{
 				QueueID:        queueID,
 				Flag:           el.Flag,
 				SysFlag:        sysFlag,
@@ -125,7 +126,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 				Body:           el.Body,
 				Topic:          topic,
 			},
-			TagsCode: rocketmq.TagHash(p.tags),
+			TagsCode: message.TagHash(p.tags),
 			UniqKey:  uniq,
 			Keys:     p.keys,
 		}

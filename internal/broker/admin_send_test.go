@@ -13,6 +13,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/namesrv"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // adminTestNameServer starts a NameServer for the admin tests.
@@ -63,7 +64,7 @@ func TestAdminUpdateAndCreateTopic(t *testing.T) {
 	sendWaitRoute(t, e.cli, ns, "AdminTopic", 5)
 	resp = e.invoke(t, sendV2Req(sendTestHeader("AdminTopic", 4, "TAGS\x01t"), []byte("x")))
 	sendCheckResp(t, resp, remoting.Success, "")
-	if m := sendReadBack(t, e.b, "AdminTopic", 4); len(m) != 1 || m[0].SysFlag&rocketmq.FlagMultiTags == 0 {
+	if m := sendReadBack(t, e.b, "AdminTopic", 4); len(m) != 1 || m[0].SysFlag&message.FlagMultiTags == 0 {
 		t.Errorf("message on a MULTI_TAG topic: %+v", m)
 	}
 

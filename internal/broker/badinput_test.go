@@ -22,6 +22,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The "bad input" requirement, end to end against a running
@@ -90,7 +91,7 @@ func badProps(kv ...string) string {
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
 	}
-	return rocketmq.EncodeProperties(m)
+	return message.EncodeProperties(m)
 }
 
 const (
@@ -154,7 +155,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	}
 	before := badReadAll(t, addr)
 	for q, body := range before {
-		msgs, err := rocketmq.DecodeRecords(body)
+		msgs, err := message.DecodeRecords(body)
 		if err != nil {
 			t.Fatalf("queue %d: %v", q, err)
 		}
@@ -398,7 +399,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	}
 	if resp := c.Call(badPull(badGroup, "BadAfter", 1, 0)); resp.Code != remoting.Success {
 		t.Fatalf("pull after bad input: code %d %q", resp.Code, resp.Remark)
-	} else if msgs, err := rocketmq.DecodeRecords(resp.Body); err != nil || len(msgs) != 1 || string(msgs[0].Body) != "after" {
+	} else if msgs, err := message.DecodeRecords(resp.Body); err != nil || len(msgs) != 1 || string(msgs[0].Body) != "after" {
 		t.Fatalf("pulled %v %v", msgs, err)
 	}
 	logs.NoPanic(t, "broker")

@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // clientManager is the broker's client registry (Java ConsumerManager and
@@ -138,7 +138,7 @@ func normalizeSubscription(sd remoting.SubscriptionData) remoting.SubscriptionDa
 	if len(sd.TagsSet) > 0 {
 		codes = make([]int32, len(sd.TagsSet))
 		for i, tag := range sd.TagsSet {
-			codes[i] = int32(rocketmq.TagHash(tag))
+			codes[i] = int32(message.TagHash(tag))
 		}
 	}
 	sd.CodeSet = codes

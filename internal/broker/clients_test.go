@@ -21,6 +21,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // clientsTestBroker starts a broker on a random loopback port; mod may
@@ -117,7 +118,7 @@ func clientsConsumerData(group, model string, subs map[string]string, subVersion
 	}
 	sort.Strings(topics)
 	for _, topic := range topics {
-		s := rocketmq.BuildSubscription(subs[topic])
+		s := message.BuildSubscription(subs[topic])
 		cd.SubscriptionDataSet = append(cd.SubscriptionDataSet, remoting.SubscriptionData{
 			Topic:          topic,
 			SubString:      s.Expression,
@@ -232,7 +233,7 @@ func TestClientsHeartbeatRegisters(t *testing.T) {
 		codes []int32
 	}{
 		{"TopicA", []string{"TagA", "TagB"}, []int32{2598919, 2598920}},
-		{"TopicB", []string{"标签"}, []int32{rocketmq.JavaHashCode("标签")}},
+		{"TopicB", []string{"标签"}, []int32{message.JavaHashCode("标签")}},
 	} {
 		t.Run(tt.topic, func(t *testing.T) {
 			sd, ok, known := b.clients.subscription("hbGroup", tt.topic)
@@ -244,7 +245,7 @@ func TestClientsHeartbeatRegisters(t *testing.T) {
 			}
 		})
 	}
-	if rocketmq.JavaHashCode("标签") == 1 || rocketmq.JavaHashCode("标签") == 2 {
+	if message.JavaHashCode("标签") == 1 || message.JavaHashCode("标签") == 2 {
 		t.Fatal("test tag hash collides with the bogus client codes")
 	}
 	if _, ok, known := b.clients.subscription("hbGroup", "Other"); ok || !known {
@@ -788,8 +789,8 @@ func TestClientsCapturedFrames(t *testing.T) {
 				t.Fatalf("codes %v for tags %v", sd.CodeSet, sd.TagsSet)
 			}
 			for i, tag := range sd.TagsSet {
-				if sd.CodeSet[i] != rocketmq.JavaHashCode(tag) {
-					t.Errorf("code of %q = %d, want %d", tag, sd.CodeSet[i], rocketmq.JavaHashCode(tag))
+				if sd.CodeSet[i] != message.JavaHashCode(tag) {
+					t.Errorf("code of %q = %d, want %d", tag, sd.CodeSet[i], message.JavaHashCode(tag))
 				}
 			}
 			if tt.subVersion != 0 && sd.SubVersion != tt.subVersion {

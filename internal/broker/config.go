@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 )
 
@@ -125,7 +124,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.OffsetFlushInterval = 5 * time.Second
 	}
 	if c.DelayLevels == "" {
-		c.DelayLevels = rocketmq.DefaultDelayLevelString
+		c.DelayLevels = DefaultDelayLevelString
 	}
 	if c.DelayCheckInterval <= 0 {
 		c.DelayCheckInterval = 100 * time.Millisecond

@@ -27,13 +27,13 @@ type groupManager struct {
 // all with the defaults.
 func newGroupManager(b *Broker) *groupManager {
 	builtin := [...]string{
-		rocketmq.GroupToolsConsumer,
-		rocketmq.GroupFilterSrvConsumer,
-		rocketmq.GroupSelfTestConsumer,
-		rocketmq.GroupONSHTTPProxy,
-		rocketmq.GroupONSAPIPull,
-		rocketmq.GroupONSAPIPermission,
-		rocketmq.GroupONSAPIOwner,
+		GroupToolsConsumer,
+		GroupFilterSrvConsumer,
+		GroupSelfTestConsumer,
+		GroupONSHTTPProxy,
+		GroupONSAPIPull,
+		GroupONSAPIPermission,
+		GroupONSAPIOwner,
 	}
 	m := &groupManager{b: b}
 	m.table = make(map[string]remoting.SubscriptionGroupConfig, len(builtin))

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -78,7 +77,7 @@ func TestGroupsPersistReload(t *testing.T) {
 	if got := w.SubscriptionGroupTable["customGroup"]; !reflect.DeepEqual(got, custom) {
 		t.Errorf("served customGroup %+v, want %+v", got, custom)
 	}
-	for _, g := range []string{"autoGroup", rocketmq.GroupToolsConsumer, rocketmq.GroupSelfTestConsumer, rocketmq.GroupONSAPIOwner} {
+	for _, g := range []string{"autoGroup", GroupToolsConsumer, GroupSelfTestConsumer, GroupONSAPIOwner} {
 		if _, ok := w.SubscriptionGroupTable[g]; !ok {
 			t.Errorf("GET_ALL_SUBSCRIPTIONGROUP_CONFIG lacks %s", g)
 		}
@@ -124,7 +123,7 @@ func TestGroupsPersistReload(t *testing.T) {
 	groupsClose(t, b)
 
 	b = startBroker(t, cfg)
-	for g, want := range map[string]bool{"customGroup": false, "autoGroup": false, rocketmq.GroupToolsConsumer: true} {
+	for g, want := range map[string]bool{"customGroup": false, "autoGroup": false, GroupToolsConsumer: true} {
 		if _, ok := b.groups.get(g); ok != want {
 			t.Errorf("after the second restart group %s exists=%v, want %v", g, ok, want)
 		}
@@ -162,7 +161,7 @@ func TestGroupsLoadJavaFile(t *testing.T) {
 	if g, _ := b.groups.get("sparseGroup"); !reflect.DeepEqual(g, want) {
 		t.Errorf("sparseGroup %+v, want defaults with retryMaxTimes 2: %+v", g, want)
 	}
-	if _, ok := b.groups.get(rocketmq.GroupFilterSrvConsumer); !ok {
+	if _, ok := b.groups.get(GroupFilterSrvConsumer); !ok {
 		t.Error("built-in group missing when a file was loaded")
 	}
 	if v := b.groups.wrapper().DataVersion; v.Counter != 5 || v.Timestamp != 1700000000000 {
@@ -195,7 +194,7 @@ func TestGroupsAutoCreateOff(t *testing.T) {
 		t.Error("producer groups need no config, but the producer was not registered")
 	}
 	// CID_RMQ_SYS_ groups are created regardless.
-	if g, ok := b.groups.findOrCreate(rocketmq.GroupSysRMQTrans); !ok || g.GroupName != rocketmq.GroupSysRMQTrans {
+	if g, ok := b.groups.findOrCreate(GroupSysRMQTrans); !ok || g.GroupName != GroupSysRMQTrans {
 		t.Errorf("system group: %+v, %v", g, ok)
 	}
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // registerTimeout is Java's registerBrokerTimeoutMills.
@@ -33,7 +34,7 @@ func (b *Broker) registerAll(ctx context.Context) {
 		ClusterName:  b.cfg.ClusterName,
 		HAServerAddr: b.haAddr(),
 		BrokerID:     b.cfg.BrokerID,
-		BodyCRC32:    rocketmq.BodyCRC(body),
+		BodyCRC32:    message.BodyCRC(body),
 	}
 	ctx, cancel := context.WithTimeout(ctx, registerTimeout)
 	defer cancel()

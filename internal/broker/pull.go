@@ -8,6 +8,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The pull path (PULL_MESSAGE 11, LITE_PULL_MESSAGE 361) follows 4.9.8's
@@ -201,7 +202,7 @@ func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.S
 			typ = *h.ExpressionType
 		}
 		if isTagType(typ) {
-			s := rocketmq.BuildSubscription(expr)
+			s := message.BuildSubscription(expr)
 			return tagFilter{all: s.MatchAll(), codes: s.Codes}, nil
 		}
 		if expr == "" {
@@ -228,5 +229,5 @@ func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.S
 	if !isTagType(sd.ExpressionType) {
 		return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+sd.ExpressionType)
 	}
-	return tagFilter{all: sd.ClassFilterMode || sd.SubString == rocketmq.SubscriptionAll, codes: sd.CodeSet}, nil
+	return tagFilter{all: sd.ClassFilterMode || sd.SubString == message.SubscriptionAll, codes: sd.CodeSet}, nil
 }

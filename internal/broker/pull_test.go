@@ -17,6 +17,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // pullEnv is a started broker and a client talking to it.
@@ -132,16 +133,16 @@ func (e *pullEnv) put(t testing.TB, topic string, queue int32, tag string, body 
 		props[rocketmq.PropertyTags] = tag
 	}
 	res, err := e.b.store.PutMessage(context.Background(), &store.PutRequest{
-		RecordFields: rocketmq.RecordFields{
+		RecordFields: message.RecordFields{
 			Topic:         topic,
 			QueueID:       queue,
 			Body:          body,
-			Properties:    rocketmq.EncodeProperties(props),
+			Properties:    message.EncodeProperties(props),
 			BornTimestamp: time.Now().UnixMilli(),
 			BornHost:      pullBornHost,
 			StoreHost:     e.b.storeHost,
 		},
-		TagsCode: rocketmq.TagHash(tag),
+		TagsCode: message.TagHash(tag),
 	})
 	if err != nil {
 		t.Fatalf("PutMessage: %v", err)
@@ -220,7 +221,7 @@ func pullExpect(t testing.TB, resp *remoting.Command, code int32, remark string,
 
 func pullDecode(t testing.TB, body []byte) []*rocketmq.MessageExt {
 	t.Helper()
-	msgs, err := rocketmq.DecodeRecords(body)
+	msgs, err := message.DecodeRecords(body)
 	if err != nil {
 		t.Fatalf("DecodeRecords: %v\n%s", err, hex.Dump(body[:min(len(body), 512)]))
 	}
@@ -435,7 +436,7 @@ func TestPullHeartbeatSubscription(t *testing.T) {
 	for _, tag := range []string{"TagA", "TagB", "TagA"} {
 		e.put(t, "PullH", 0, tag, []byte(tag))
 	}
-	sub := rocketmq.BuildSubscription("TagB")
+	sub := message.BuildSubscription("TagB")
 	e.heartbeat(t, "gH", "CLUSTERING", remoting.SubscriptionData{
 		Topic: "PullH", SubString: sub.Expression, TagsSet: sub.Tags, CodeSet: sub.Codes,
 		SubVersion: 1000, ExpressionType: remoting.ExpressionTypeTag,

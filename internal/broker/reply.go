@@ -10,6 +10,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // Request-reply (Java ReplyMessageProcessor): a replier sends the reply with
@@ -37,7 +38,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 	if h.Properties != nil {
 		raw = *h.Properties
 	}
-	if len(raw) > rocketmq.MaxPropertiesLength || len(req.Body) > b.cfg.MaxMessageSize {
+	if len(raw) > message.MaxPropertiesLength || len(req.Body) > b.cfg.MaxMessageSize {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
 
@@ -50,7 +51,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 		reconsume = *h.ReconsumeTimes
 	}
 	put := store.PutRequest{
-		RecordFields: rocketmq.RecordFields{
+		RecordFields: message.RecordFields{
 			QueueID:        queueID,
 			Flag:           h.Flag,
 			SysFlag:        h.SysFlag,
@@ -62,7 +63,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 			Topic:          h.Topic,
 			Properties:     raw,
 		},
-		TagsCode:  rocketmq.TagHash(p.tags),
+		TagsCode:  message.TagHash(p.tags),
 		UniqKey:   p.uniq,
 		Keys:      p.keys,
 		WaitFlush: p.waitStoreMsgOK(),
@@ -115,15 +116,13 @@ func (b *Broker) pushReply(ctx context.Context, c *server.Conn, h *remoting.Send
 	}
 	// The pushed properties gain PUSH_REPLY_TIME.
 	props := make([]byte, 0, len(raw)+40)
-	for s := raw; len(s) > 0; {
-		k, v, rest, ok := nextProp(s)
-		s = rest
-		if ok && k != rocketmq.PropertyPushReplyTime {
-			props = appendProp(props, 0, k, v)
+	for it := message.Properties(raw); it.Next(); {
+		if it.Key() != rocketmq.PropertyPushReplyTime {
+			props = message.AppendProperty(props, 0, it.Key(), it.Value())
 		}
 	}
 	now := b.now()
-	props = appendProp(props, 0, rocketmq.PropertyPushReplyTime, strconv.FormatInt(now, 10))
+	props = message.AppendProperty(props, 0, rocketmq.PropertyPushReplyTime, strconv.FormatInt(now, 10))
 	ps := string(props)
 	rh := remoting.ReplyMessageRequestHeader{
 		ProducerGroup:         h.ProducerGroup,

@@ -13,6 +13,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // replyRequester is a client that registered as a producer with a client
@@ -103,7 +104,7 @@ func TestReplyPushedToRequester(t *testing.T) {
 			if err := h.FromExt(push.Ext); err != nil {
 				t.Fatal(err)
 			}
-			p := rocketmq.DecodeProperties(*h.Properties)
+			p := message.DecodeProperties(*h.Properties)
 			if p["CORRELATION_ID"] != corr || p["REPLY_TO_CLIENT"] != "10.0.0.9@4242" || p["MSG_TYPE"] != "reply" {
 				t.Errorf("pushed properties %v", p)
 			}

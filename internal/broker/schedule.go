@@ -14,6 +14,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The delay-level service delivers the messages the send path parked in
@@ -69,19 +70,19 @@ func newScheduleService(b *Broker) *scheduleService {
 func parseDelayLevels(s string) ([]time.Duration, error) {
 	fields := strings.Fields(s)
 	if len(fields) == 0 {
-		return nil, fmt.Errorf("%w: empty", rocketmq.ErrInvalidDelayLevels)
+		return nil, fmt.Errorf("%w: empty", ErrInvalidDelayLevels)
 	}
 	levels := make([]time.Duration, 0, len(fields))
 	for i, f := range fields {
 		if n, ok := strings.CutSuffix(f, "ms"); ok {
 			ms, err := strconv.ParseInt(n, 10, 64)
 			if err != nil || ms < 0 {
-				return nil, fmt.Errorf("%w: level %d %q: bad count", rocketmq.ErrInvalidDelayLevels, i+1, f)
+				return nil, fmt.Errorf("%w: level %d %q: bad count", ErrInvalidDelayLevels, i+1, f)
 			}
 			levels = append(levels, time.Duration(ms)*time.Millisecond)
 			continue
 		}
-		d, err := rocketmq.ParseDelayLevels(f)
+		d, err := ParseDelayLevels(f)
 		if err != nil {
 			return nil, fmt.Errorf("level %d: %w", i+1, err)
 		}
@@ -113,7 +114,7 @@ func (s *scheduleService) load() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.offsets {
-		q := int32(rocketmq.DelayLevelQueueID(i + 1))
+		q := int32(DelayLevelQueueID(i + 1))
 		off := w.OffsetTable[int32(i+1)]
 		off = max(off, st.MinOffset(rocketmq.TopicSchedule, q))
 		off = min(off, st.MaxOffset(rocketmq.TopicSchedule, q))
@@ -212,7 +213,7 @@ const scheduleRetryDelay = time.Second
 func (s *scheduleService) deliverLevel(ctx context.Context, level int) (next int64, ok bool) {
 	i := level - 1
 	st := s.b.store
-	q := int32(rocketmq.DelayLevelQueueID(level))
+	q := int32(DelayLevelQueueID(level))
 	now := s.b.now()
 	if now < s.retryAt[i] {
 		return s.retryAt[i], true
@@ -268,7 +269,7 @@ func (s *scheduleService) deliver(ctx context.Context, level int, e store.QueueE
 		}
 		return err
 	}
-	m, _, err := rocketmq.DecodeOptions{KeepCompressed: true}.DecodeRecord(rec)
+	m, _, err := message.DecodeOptions{KeepCompressed: true}.DecodeRecord(rec)
 	if err != nil {
 		s.b.log.Warn("delayed message record unreadable, skipping", "level", level, "phys", e.PhysicalOffset, "err", err)
 		return nil
@@ -324,7 +325,7 @@ func (b *Broker) findDelivered(topic, key string, since int64, claimed map[int64
 	if err != nil || res.Messages == 0 {
 		return false
 	}
-	msgs, _ := rocketmq.DecodeOptions{KeepCompressed: true}.DecodeRecords(res.Data)
+	msgs, _ := message.DecodeOptions{KeepCompressed: true}.DecodeRecords(res.Data)
 	for _, d := range msgs {
 		if _, taken := claimed[d.CommitLogOffset]; taken || d.StoreTimestamp < since ||
 			d.Properties[rocketmq.PropertyUniqKey] != key {
@@ -343,7 +344,7 @@ func (b *Broker) findDelivered(topic, key string, since int64, claimed map[int64
 // and reconsume times. The tags code is recomputed from TAGS.
 func (b *Broker) reput(ctx context.Context, m *rocketmq.MessageExt, topic string, queueID int32, props map[string]string) error {
 	put := store.PutRequest{
-		RecordFields: rocketmq.RecordFields{
+		RecordFields: message.RecordFields{
 			QueueID:        queueID,
 			Flag:           m.Flag,
 			SysFlag:        m.SysFlag,
@@ -353,9 +354,9 @@ func (b *Broker) reput(ctx context.Context, m *rocketmq.MessageExt, topic string
 			ReconsumeTimes: m.ReconsumeTimes,
 			Body:           m.Body,
 			Topic:          topic,
-			Properties:     rocketmq.EncodeProperties(props),
+			Properties:     message.EncodeProperties(props),
 		},
-		TagsCode: rocketmq.TagHash(props[rocketmq.PropertyTags]),
+		TagsCode: message.TagHash(props[rocketmq.PropertyTags]),
 		UniqKey:  props[rocketmq.PropertyUniqKey],
 		Keys:     props[rocketmq.PropertyKeys],
 	}

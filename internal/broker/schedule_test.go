@@ -18,6 +18,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // delayEnv is a broker that tests can stop (cleanly or by crashing) and
@@ -124,9 +125,9 @@ func delayProps(kv ...string) string {
 	var b strings.Builder
 	for i := 0; i+1 < len(kv); i += 2 {
 		if i > 0 {
-			b.WriteByte(rocketmq.PropertySeparator)
+			b.WriteByte(message.PropertySeparator)
 		}
-		b.WriteString(kv[i] + string(rune(rocketmq.NameValueSeparator)) + kv[i+1])
+		b.WriteString(kv[i] + string(rune(message.NameValueSeparator)) + kv[i+1])
 	}
 	return b.String()
 }
@@ -176,7 +177,7 @@ func (e *delayEnv) read(topic string, queue int32) []*rocketmq.MessageExt {
 		if res.Messages == 0 {
 			return out
 		}
-		msgs, err := rocketmq.DecodeRecords(res.Data)
+		msgs, err := message.DecodeRecords(res.Data)
 		if err != nil {
 			e.t.Fatalf("DecodeRecords: %v\n%s", err, hex.Dump(res.Data))
 		}
@@ -231,7 +232,7 @@ func TestParseDelayLevels(t *testing.T) {
 		want []time.Duration
 		err  bool
 	}{
-		{in: rocketmq.DefaultDelayLevelString, want: rocketmq.DefaultDelayLevels()},
+		{in: DefaultDelayLevelString, want: DefaultDelayLevels()},
 		{in: "100ms 300ms  2s 1m 1h 1d", want: []time.Duration{100 * time.Millisecond, 300 * time.Millisecond,
 			2 * time.Second, time.Minute, time.Hour, 24 * time.Hour}},
 		{in: "", err: true},
@@ -246,7 +247,7 @@ func TestParseDelayLevels(t *testing.T) {
 				t.Fatalf("err = %v, want error %v", err, tt.err)
 			}
 			if tt.err {
-				if !errors.Is(err, rocketmq.ErrInvalidDelayLevels) {
+				if !errors.Is(err, ErrInvalidDelayLevels) {
 					t.Errorf("error %v does not match ErrInvalidDelayLevels", err)
 				}
 				return
@@ -314,7 +315,7 @@ func TestScheduleDelivery(t *testing.T) {
 		t.Errorf("ids: delivered %s@%d, parked %s@%d", m.MsgID, m.CommitLogOffset, p.MsgID, p.CommitLogOffset)
 	}
 	ent, err := e.b.store.ConsumeQueueEntry("DelayT", 1, 0)
-	if err != nil || ent.TagsCode != rocketmq.TagHash("TagD") {
+	if err != nil || ent.TagsCode != message.TagHash("TagD") {
 		t.Errorf("tags code %d (%v), want the hash of TagD", ent.TagsCode, err)
 	}
 	// Indexed under its keys in the real topic.

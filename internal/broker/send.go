@@ -13,6 +13,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The send path (SEND_MESSAGE 10, SEND_MESSAGE_V2 310, SEND_BATCH_MESSAGE
@@ -111,7 +112,7 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 	if b.cfg.BrokerPermission&rocketmq.PermWrite == 0 && ok && tc.Order {
 		return tc, b.sendResponse(remoting.NoPermission, "the broker["+b.brokerIP()+"] sending message is forbidden")
 	}
-	if err := rocketmq.ValidateTopicBroker(topic); err != nil {
+	if err := ValidateTopicBroker(topic); err != nil {
 		return tc, b.sendResponse(remoting.SystemError, validationReason(err))
 	}
 	if err := rocketmq.CheckSendAllowed(topic); err != nil {
@@ -199,7 +200,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	}
 	sysFlag := h.SysFlag
 	if tc.TopicFilterType == "MULTI_TAG" {
-		sysFlag |= rocketmq.FlagMultiTags
+		sysFlag |= message.FlagMultiTags
 	}
 
 	raw := ""
@@ -212,7 +213,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	}
 	delay := 0
 	if !dlq {
-		if t := sysFlag & rocketmq.FlagTransactionMask; t == rocketmq.FlagTransactionNot || t == rocketmq.FlagTransactionCommit {
+		if t := sysFlag & message.FlagTransactionMask; t == message.FlagTransactionNot || t == message.FlagTransactionCommit {
 			delay = p.delayLevel()
 		}
 	}
@@ -244,28 +245,28 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	uniq := p.uniq
 	if uniq == "" {
 		uniq = b.ids.NewID()
-		buf = appendProp(buf, 0, rocketmq.PropertyUniqKey, uniq)
+		buf = message.AppendProperty(buf, 0, rocketmq.PropertyUniqKey, uniq)
 	}
-	buf = appendProp(buf, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
-	tagsCode := rocketmq.TagHash(p.tags) // 0 without a tag
+	buf = message.AppendProperty(buf, 0, rocketmq.PropertyCluster, b.cfg.ClusterName)
+	tagsCode := message.TagHash(p.tags) // 0 without a tag
 	if delay > 0 {
 		if drop&propDropDelay != 0 {
-			buf = appendProp(buf, 0, rocketmq.PropertyDelayLevel, strconv.Itoa(delay))
+			buf = message.AppendProperty(buf, 0, rocketmq.PropertyDelayLevel, strconv.Itoa(delay))
 		}
-		buf = appendProp(buf, 0, rocketmq.PropertyRealTopic, topic)
-		buf = appendProp(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
+		buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealTopic, topic)
+		buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
 		topic = rocketmq.TopicSchedule
-		queueID = int32(rocketmq.DelayLevelQueueID(delay))
+		queueID = int32(DelayLevelQueueID(delay))
 		// The store takes the tags code before it stamps the record; the
 		// recovery hook recomputes it from the store time (a few ms later).
-		tagsCode = rocketmq.DelayDeliverTimestamp(b.delayLevels, delay, b.now())
+		tagsCode = DelayDeliverTimestamp(b.delayLevels, delay, b.now())
 	}
 	if timer.outMs != 0 {
 		buf = timerPark(buf, &timer, topic, queueID)
 		topic, queueID = topicTimer, 0
 	}
 	pb.b = buf
-	if len(buf) > rocketmq.MaxPropertiesLength {
+	if len(buf) > message.MaxPropertiesLength {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
 	if len(req.Body) > b.cfg.MaxMessageSize {
@@ -277,7 +278,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		reconsume = *h.ReconsumeTimes
 	}
 	put := store.PutRequest{
-		RecordFields: rocketmq.RecordFields{
+		RecordFields: message.RecordFields{
 			QueueID:        queueID,
 			Flag:           h.Flag,
 			SysFlag:        sysFlag,
@@ -425,7 +426,7 @@ func (b *Broker) recoveredTagsCode(topic string, properties []byte, storeTimesta
 	props := string(properties)
 	if topic == rocketmq.TopicSchedule {
 		p := sendProps{delay: propValue(props, rocketmq.PropertyDelayLevel)}
-		return rocketmq.DelayDeliverTimestamp(b.delayLevels, p.delayLevel(), storeTimestamp)
+		return DelayDeliverTimestamp(b.delayLevels, p.delayLevel(), storeTimestamp)
 	}
-	return rocketmq.TagHash(propValue(props, rocketmq.PropertyTags))
+	return message.TagHash(propValue(props, rocketmq.PropertyTags))
 }

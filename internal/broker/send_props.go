@@ -4,13 +4,12 @@ import (
 	"strings"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The send path never parses a properties string into a map: it scans the
-// raw string once for the few keys it needs and rebuilds the stored string
-// by copying pairs. The parse rules are Java's string2messageProperties
-// (PROTOCOL.md §5.1): pairs split at 0x02, key and value at the first 0x01,
-// pairs with an empty key or value do not exist, the last duplicate wins.
+// raw string once with message.Properties for the few keys it needs and
+// rebuilds the stored string by copying pairs.
 
 // sendProps are the values the broker reads from a message's properties.
 type sendProps struct {
@@ -22,28 +21,9 @@ type sendProps struct {
 	timer            bool // TIMER_DELIVER_MS, TIMER_DELAY_SEC or TIMER_DELAY_MS
 }
 
-// nextProp cuts the first pair off s. ok is false for a segment that is no
-// pair (empty key or value); the caller skips it.
-func nextProp(s string) (key, val, rest string, ok bool) {
-	seg := s
-	if i := strings.IndexByte(s, rocketmq.PropertySeparator); i >= 0 {
-		seg, rest = s[:i], s[i+1:]
-	}
-	kv := strings.IndexByte(seg, rocketmq.NameValueSeparator)
-	if kv <= 0 || kv == len(seg)-1 {
-		return "", "", rest, false
-	}
-	return seg[:kv], seg[kv+1:], rest, true
-}
-
 func scanSendProps(s string) (p sendProps) {
-	for len(s) > 0 {
-		k, v, rest, ok := nextProp(s)
-		s = rest
-		if !ok {
-			continue
-		}
-		switch k {
+	for it := message.Properties(s); it.Next(); {
+		switch v := it.Value(); it.Key() {
 		case rocketmq.PropertyTags:
 			p.tags = v
 		case rocketmq.PropertyKeys:
@@ -107,42 +87,20 @@ const (
 // without pairs that do not parse) except the dropped keys.
 func appendProps(dst []byte, raw string, drop int) []byte {
 	start := len(dst)
-	for len(raw) > 0 {
-		k, v, rest, ok := nextProp(raw)
-		raw = rest
-		if !ok {
-			continue
-		}
+	for it := message.Properties(raw); it.Next(); {
+		k := it.Key()
 		if drop != 0 && (drop&propDropWait != 0 && k == rocketmq.PropertyWaitStoreMsgOK ||
 			drop&propDropDelay != 0 && k == rocketmq.PropertyDelayLevel) {
 			continue
 		}
-		dst = appendProp(dst, start, k, v)
+		dst = message.AppendProperty(dst, start, k, it.Value())
 	}
 	return dst
 }
 
-// appendProp appends one pair, with a separator unless it is the first
-// since start.
-func appendProp(dst []byte, start int, k, v string) []byte {
-	if len(dst) > start {
-		dst = append(dst, rocketmq.PropertySeparator)
-	}
-	dst = append(dst, k...)
-	dst = append(dst, rocketmq.NameValueSeparator)
-	return append(dst, v...)
-}
-
-// propValue returns the value of key in a properties string (recovery and
-// the store's tags-code hook).
+// propValue returns the value of key in a properties string, "" when
+// absent.
 func propValue(s, key string) string {
-	val := ""
-	for len(s) > 0 {
-		k, v, rest, ok := nextProp(s)
-		s = rest
-		if ok && k == key {
-			val = v
-		}
-	}
-	return val
+	v, _ := message.PropertyValue(s, key)
+	return v
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // sendEnv is a started broker and a client talking to it.
@@ -85,10 +86,10 @@ func sendTestProps(kv ...string) string {
 	var b strings.Builder
 	for i := 0; i+1 < len(kv); i += 2 {
 		if i > 0 {
-			b.WriteByte(rocketmq.PropertySeparator)
+			b.WriteByte(message.PropertySeparator)
 		}
 		b.WriteString(kv[i])
-		b.WriteByte(rocketmq.NameValueSeparator)
+		b.WriteByte(message.NameValueSeparator)
 		b.WriteString(kv[i+1])
 	}
 	return b.String()
@@ -123,7 +124,7 @@ func sendReadBack(t testing.TB, b *Broker, topic string, queue int32) []*rocketm
 	if res.Messages == 0 {
 		return nil
 	}
-	msgs, err := rocketmq.DecodeRecords(res.Data)
+	msgs, err := message.DecodeRecords(res.Data)
 	if err != nil {
 		t.Fatalf("DecodeRecords: %v\n%s", err, hex.Dump(res.Data))
 	}
@@ -220,15 +221,15 @@ func TestSendV2StoredFields(t *testing.T) {
 		t.Errorf("store time %d (%v), record says %d", ts, err, m.StoreTimestamp)
 	}
 	entry, err := e.b.store.ConsumeQueueEntry("SendFields", 2, 0)
-	if err != nil || entry.TagsCode != rocketmq.TagHash("TagA") {
-		t.Errorf("tags code %d (%v), want %d", entry.TagsCode, err, rocketmq.TagHash("TagA"))
+	if err != nil || entry.TagsCode != message.TagHash("TagA") {
+		t.Errorf("tags code %d (%v), want %d", entry.TagsCode, err, message.TagHash("TagA"))
 	}
 	// The stored string is 4.9.8's form: no final separator.
 	rec, err := e.b.store.MessageAt(m.CommitLogOffset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec[len(rec)-1] == rocketmq.PropertySeparator {
+	if rec[len(rec)-1] == message.PropertySeparator {
 		t.Errorf("stored properties end with 0x02:\n%s", hex.Dump(rec))
 	}
 }
@@ -273,7 +274,7 @@ func TestSendBatch(t *testing.T) {
 	raw := rawframe.Dial(t, e.b.Addr())
 	var msgs []*rocketmq.Message
 	for i := range 3 {
-		m := rocketmq.NewMessage("SendBatch", []byte("batch body "+strconv.Itoa(i)))
+		m := &rocketmq.Message{Topic: "SendBatch", Body: []byte("batch body " + strconv.Itoa(i))}
 		m.Flag = int32(i)
 		m.SetTag("TagBatch")
 		m.SetKeys("bk" + strconv.Itoa(i))
@@ -283,7 +284,7 @@ func TestSendBatch(t *testing.T) {
 		m.SetWaitStoreMsgOK(true)
 		msgs = append(msgs, m)
 	}
-	body, err := rocketmq.AppendBatch(nil, msgs)
+	body, err := message.AppendBatch(nil, msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +330,7 @@ func TestSendBatch(t *testing.T) {
 			t.Errorf("message %d hosts %v %v born %d", i, m.BornHost, m.StoreHost, m.BornTimestamp)
 		}
 		entry, err := e.b.store.ConsumeQueueEntry("SendBatch", 3, int64(i))
-		if err != nil || entry.TagsCode != rocketmq.TagHash("TagBatch") {
+		if err != nil || entry.TagsCode != message.TagHash("TagBatch") {
 			t.Errorf("message %d tags code %d (%v)", i, entry.TagsCode, err)
 		}
 	}
@@ -422,7 +423,7 @@ func TestSendValidation(t *testing.T) {
 		{name: "transactional batch", code: remoting.SendBatchMessage, h: func() *remoting.SendMessageRequestHeader {
 			h := ok("BatchTx")
 			h.Batch = true
-			h.SysFlag = rocketmq.FlagTransactionPrep
+			h.SysFlag = message.FlagTransactionPrep
 			return h
 		}(), body: sendTestBatchBody(t, 2), status: remoting.MessageIllegal, remark: remarkMsgIllegal},
 		{name: "batch element properties too long", code: remoting.SendBatchMessage, h: func() *remoting.SendMessageRequestHeader {
@@ -430,9 +431,9 @@ func TestSendValidation(t *testing.T) {
 			h.Batch = true
 			return h
 		}(), body: func() []byte {
-			m := rocketmq.NewMessage("BatchBigProps", []byte("x"))
+			m := &rocketmq.Message{Topic: "BatchBigProps", Body: []byte("x")}
 			m.SetProperty("p", strings.Repeat("y", 32740))
-			b, _ := rocketmq.AppendBatch(nil, []*rocketmq.Message{m})
+			b, _ := message.AppendBatch(nil, []*rocketmq.Message{m})
 			return b
 		}(), status: remoting.MessageIllegal, remark: remarkMsgIllegal},
 	}
@@ -469,11 +470,11 @@ func TestSendValidation(t *testing.T) {
 func sendTestBatchBody(t testing.TB, n int) []byte {
 	var msgs []*rocketmq.Message
 	for i := range n {
-		m := rocketmq.NewMessage("", []byte("m"+strconv.Itoa(i)))
+		m := &rocketmq.Message{Topic: "", Body: []byte("m" + strconv.Itoa(i))}
 		m.SetTag("T")
 		msgs = append(msgs, m)
 	}
-	b, err := rocketmq.AppendBatch(nil, msgs)
+	b, err := message.AppendBatch(nil, msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -680,17 +681,17 @@ func TestSendDelayRewrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			delay := rocketmq.DefaultDelayLevels()[tt.level-1].Milliseconds()
+			delay := DefaultDelayLevels()[tt.level-1].Milliseconds()
 			if entry.TagsCode < before+delay || entry.TagsCode > m.StoreTimestamp+delay {
 				t.Errorf("tags code %d, want delivery time ~%d", entry.TagsCode, m.StoreTimestamp+delay)
 			}
 			// Recovery computes the same from the stored record.
-			if got := e.b.recoveredTagsCode(rocketmq.TopicSchedule, []byte(rocketmq.EncodeProperties(p)), m.StoreTimestamp); got != m.StoreTimestamp+delay {
+			if got := e.b.recoveredTagsCode(rocketmq.TopicSchedule, []byte(message.EncodeProperties(p)), m.StoreTimestamp); got != m.StoreTimestamp+delay {
 				t.Errorf("recovered tags code %d, want %d", got, m.StoreTimestamp+delay)
 			}
 		})
 	}
-	if got := e.b.recoveredTagsCode("T", []byte("TAGS\x01TagA"), 1); got != rocketmq.TagHash("TagA") {
+	if got := e.b.recoveredTagsCode("T", []byte("TAGS\x01TagA"), 1); got != message.TagHash("TagA") {
 		t.Errorf("recovered tags code of a plain message %d", got)
 	}
 }

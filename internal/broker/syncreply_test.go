@@ -17,6 +17,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // fakeFlush stands in for the store's flush progress: the commit log is
@@ -214,9 +215,9 @@ func TestSyncFlushBatch(t *testing.T) {
 	for round := range 2 {
 		var msgs []*rocketmq.Message
 		for i := range 4 {
-			msgs = append(msgs, rocketmq.NewMessage("SyncBatch", []byte(fmt.Sprint("b", round, i))))
+			msgs = append(msgs, &rocketmq.Message{Topic: "SyncBatch", Body: []byte(fmt.Sprint("b", round, i))})
 		}
-		body, err := rocketmq.AppendBatch(nil, msgs)
+		body, err := message.AppendBatch(nil, msgs)
 		if err != nil {
 			t.Fatal(err)
 		}

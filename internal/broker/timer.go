@@ -12,6 +12,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // Timer messages (5.x, PROTOCOL.md §9.6): a message with TIMER_DELAY_SEC,
@@ -112,9 +113,9 @@ func (b *Broker) timerPrepare(raw string) (timerSpec, *remoting.Command) {
 // timerPark appends TIMER_OUT_MS, REAL_TOPIC and REAL_QID to the stored
 // properties of a timer message bound for topic/queueID.
 func timerPark(buf []byte, ts *timerSpec, topic string, queueID int32) []byte {
-	buf = appendProp(buf, 0, rocketmq.PropertyTimerOutMS, strconv.FormatInt(ts.outMs, 10))
-	buf = appendProp(buf, 0, rocketmq.PropertyRealTopic, topic)
-	return appendProp(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
+	buf = message.AppendProperty(buf, 0, rocketmq.PropertyTimerOutMS, strconv.FormatInt(ts.outMs, 10))
+	buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealTopic, topic)
+	return message.AppendProperty(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
 }
 
 // timerEntry is one pending timer message: when it is due and its offset
@@ -399,7 +400,7 @@ func (b *Broker) timerRecord(off int64) (*rocketmq.MessageExt, error) {
 		}
 		return nil, err
 	}
-	m, _, err := rocketmq.DecodeOptions{KeepCompressed: true}.DecodeRecord(rec)
+	m, _, err := message.DecodeOptions{KeepCompressed: true}.DecodeRecord(rec)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errTimerRecordGone, err)
 	}

@@ -12,10 +12,10 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 func TestTimerPrepare(t *testing.T) {
@@ -147,7 +147,7 @@ func TestTimerDelivery(t *testing.T) {
 	if string(m.Body) != "timer" || m.Flag != 7 || m.ReconsumeTimes != 2 || m.BornTimestamp != p.BornTimestamp || m.QueueID != 2 {
 		t.Errorf("delivered %+v", m)
 	}
-	if ent, err := e.b.store.ConsumeQueueEntry("TimerT", 2, 0); err != nil || ent.TagsCode != rocketmq.TagHash("TT") {
+	if ent, err := e.b.store.ConsumeQueueEntry("TimerT", 2, 0); err != nil || ent.TagsCode != message.TagHash("TT") {
 		t.Errorf("tags code %d (%v)", ent.TagsCode, err)
 	}
 	e.settle("TimerT", 2, 1, 150*time.Millisecond)
@@ -400,7 +400,7 @@ func TestOffsetRanges(t *testing.T) {
 
 func TestRecordProperties(t *testing.T) {
 	for _, topic := range []string{"short", string(make([]byte, 200))} {
-		f := rocketmq.RecordFields{Topic: topic, Body: []byte("body"), Properties: "a\x01b\x02TIMER_OUT_MS\x011000",
+		f := message.RecordFields{Topic: topic, Body: []byte("body"), Properties: "a\x01b\x02TIMER_OUT_MS\x011000",
 			BornHost: netip.MustParseAddrPort("[2001:db8::1]:5"), StoreHost: netip.MustParseAddrPort("10.0.0.1:10911")}
 		rec, _, err := f.AppendRecord(nil)
 		if err != nil {

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The on-disk side of timer messages: the timer queue (the log) and
@@ -211,50 +211,11 @@ func (b *Broker) timerRecordTime(off int64) (outMs int64, delKey string, err err
 	return 0, "", err
 }
 
-var errShortRecord = errors.New("rocketmq: record too short")
-
-// recordProperties returns the properties string of a stored record
-// (PROTOCOL.md §5.5), skipping over the fields before it.
+// recordProperties returns the properties string of a stored record.
 func recordProperties(rec []byte) (string, error) {
-	be := binary.BigEndian
-	if len(rec) < rocketmq.RecordPosBornHost {
-		return "", errShortRecord
+	v, err := message.ScanRecord(rec)
+	if err != nil {
+		return "", err
 	}
-	magic := int32(be.Uint32(rec[rocketmq.RecordPosMagic:]))
-	sys := int32(be.Uint32(rec[rocketmq.RecordPosSysFlag:]))
-	hostLen := func(v6 bool) int {
-		if v6 {
-			return 20
-		}
-		return 8
-	}
-	pos := rocketmq.RecordPosBornHost + hostLen(sys&rocketmq.FlagBornHostV6 != 0) + 8 +
-		hostLen(sys&rocketmq.FlagStoreHostV6 != 0) + 4 + 8
-	if len(rec) < pos+4 {
-		return "", errShortRecord
-	}
-	pos += 4 + int(be.Uint32(rec[pos:]))
-	switch magic {
-	case rocketmq.MagicV1:
-		if len(rec) < pos+1 {
-			return "", errShortRecord
-		}
-		pos += 1 + int(rec[pos])
-	case rocketmq.MagicV2:
-		if len(rec) < pos+2 {
-			return "", errShortRecord
-		}
-		pos += 2 + int(be.Uint16(rec[pos:]))
-	default:
-		return "", fmt.Errorf("rocketmq: unknown record magic %#x", uint32(magic))
-	}
-	if pos < 0 || len(rec) < pos+2 {
-		return "", errShortRecord
-	}
-	n := int(be.Uint16(rec[pos:]))
-	pos += 2
-	if len(rec) < pos+n {
-		return "", errShortRecord
-	}
-	return string(rec[pos : pos+n]), nil
+	return string(v.Properties), nil
 }

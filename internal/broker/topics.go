@@ -151,7 +151,7 @@ func (m *topicManager) ensureSystemTopics() {
 	add(cfg.ClusterName, 16, rocketmq.PermRead|rocketmq.PermWrite|rocketmq.PermInherit)
 	add(cfg.BrokerName, 1, rocketmq.PermRead|rocketmq.PermWrite|rocketmq.PermInherit)
 	add(rocketmq.TopicOffsetMovedEvent, 1, rocketmq.PermRead|rocketmq.PermWrite)
-	add(rocketmq.TopicSchedule, rocketmq.ScheduleQueueNums, rocketmq.PermRead|rocketmq.PermWrite)
+	add(rocketmq.TopicSchedule, ScheduleQueueNums, rocketmq.PermRead|rocketmq.PermWrite)
 	add(cfg.ClusterName+"_"+rocketmq.ReplyTopicPostfix, 1, rocketmq.PermRead|rocketmq.PermWrite)
 	m.mu.Unlock()
 	m.persistLogged()

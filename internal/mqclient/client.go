@@ -15,6 +15,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // Goroutines counts and knows goroutines, so that a shutdown called from
@@ -291,10 +292,10 @@ func (c *Client) handleReply(_ context.Context, addr string, req *remoting.Comma
 		m.ReconsumeTimes = *h.ReconsumeTimes
 	}
 	if h.Properties != nil {
-		m.Properties = rocketmq.DecodeProperties(*h.Properties)
+		m.Properties = message.DecodeProperties(*h.Properties)
 	}
-	if m.SysFlag&rocketmq.FlagCompressed != 0 {
-		body, err := rocketmq.Decompress(m.Body, m.SysFlag, 0)
+	if m.SysFlag&message.FlagCompressed != 0 {
+		body, err := message.Decompress(m.Body, m.SysFlag, 0)
 		if err != nil {
 			return remoting.NewResponse(remoting.SystemError, err.Error())
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 func TestParseNameServers(t *testing.T) {
@@ -236,7 +237,7 @@ func TestHeartbeatUnregisterReply(t *testing.T) {
 	}
 	testutil.WaitFor(t, 0, "broker version", func() bool { v, ok := c.BrokerVersion(broker.Addr()); return ok && v == 413 })
 
-	props := rocketmq.EncodeProperties(map[string]string{rocketmq.PropertyCorrelationID: "corr-1", rocketmq.PropertyUniqKey: "U1"})
+	props := message.EncodeProperties(map[string]string{rocketmq.PropertyCorrelationID: "corr-1", rocketmq.PropertyUniqKey: "U1"})
 	h := remoting.ReplyMessageRequestHeader{ProducerGroup: "resp", Topic: "c_REPLY_TOPIC", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4,
 		BornTimestamp: 1, Properties: &props, BornHost: "127.0.0.1:1", StoreHost: "127.0.0.1:2", StoreTimestamp: 2}
 	push := remoting.NewRequest(remoting.PushReplyMessageToClient, h.AppendExt(nil), []byte("reply body"))

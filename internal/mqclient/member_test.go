@@ -10,6 +10,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/fakepeer"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // testMember is a consumer and a producer that records what it is asked.
@@ -76,7 +77,7 @@ func (m *testMember) CheckTransactionState(_ context.Context, addr string, msg *
 func record(t *testing.T, topic string, props map[string]string) []byte {
 	t.Helper()
 	m := &rocketmq.MessageExt{Message: rocketmq.Message{Topic: topic, Body: []byte("body"), Properties: props}}
-	b, err := m.AppendRecord(nil)
+	b, err := message.AppendMessageExt(nil, m)
 	if err != nil {
 		t.Fatal(err)
 	}

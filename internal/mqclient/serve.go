@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // Requests brokers send to clients, each handed to the member of the group
@@ -38,7 +39,7 @@ func (c *Client) handleCheckTransaction(ctx context.Context, addr string, req *r
 		c.log.Warn("rocketmq: bad transaction check", "broker", addr, "err", err)
 		return nil
 	}
-	msg, _, err := rocketmq.DecodeRecord(req.Body)
+	msg, _, err := message.DecodeRecord(req.Body)
 	if err != nil {
 		c.log.Warn("rocketmq: bad transaction check", "broker", addr, "err", err)
 		return nil
@@ -139,7 +140,7 @@ func (c *Client) handleConsumeDirectly(ctx context.Context, _ string, req *remot
 	if err := h.FromExt(req.Ext); err != nil {
 		return badRequest(err)
 	}
-	msg, _, err := rocketmq.DecodeRecord(req.Body)
+	msg, _, err := message.DecodeRecord(req.Body)
 	if err != nil {
 		return badRequest(err)
 	}

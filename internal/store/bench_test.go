@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // cpuMeter reports process CPU time (user+system, all goroutines including
@@ -132,7 +132,7 @@ func BenchmarkGetMessages(b *testing.B) {
 		}
 	}
 	req := &GetRequest{Topic: "BenchTopic", MaxMessages: 32}
-	filter := func(c int64) bool { return c == rocketmq.TagHash("TagA") }
+	filter := func(c int64) bool { return c == message.TagHash("TagA") }
 	req.Filter = filter
 	buf := make([]byte, 0, 64<<10)
 	b.ReportAllocs()

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/go-rocketmq/rocketmq/remoting/message"
+
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -240,7 +242,7 @@ scan:
 			if prevEnd >= 0 {
 				return fail(fmt.Errorf("%w: %s: filler entry %d after real entries", ErrCorrupt, q.dir, n))
 			}
-		case e.phys < max(prevEnd, 0) || e.size < minRecordSize:
+		case e.phys < max(prevEnd, 0) || e.size < message.RecordMinSize:
 			return fail(fmt.Errorf("%w: %s: implausible entry %d (offset %d, size %d)", ErrCorrupt, q.dir, n, e.phys, e.size))
 		default:
 			prevEnd = e.phys + int64(e.size)

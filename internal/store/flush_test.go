@@ -167,11 +167,11 @@ func TestConcurrentPutGet(t *testing.T) {
 				}
 				for b := res.Data; len(b) > 0; {
 					h, err := parseRecord(b, true)
-					if err != nil || h.queueOffset != off {
-						errs <- fmt.Errorf("reader %d at %d: %v (offset %d)", r, off, err, h.queueOffset)
+					if err != nil || h.QueueOffset != off {
+						errs <- fmt.Errorf("reader %d at %d: %v (offset %d)", r, off, err, h.QueueOffset)
 						return
 					}
-					b = b[h.size:]
+					b = b[h.Size:]
 					off++
 				}
 				if res.Status != GetFound {

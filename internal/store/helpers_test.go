@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // testConfig is a small store: 8 KiB segments, 16-entry queue files,
@@ -75,7 +75,7 @@ func (m msg) props() string {
 
 func (m msg) req() *PutRequest {
 	return &PutRequest{
-		RecordFields: rocketmq.RecordFields{
+		RecordFields: message.RecordFields{
 			QueueID:       m.queue,
 			SysFlag:       m.sys,
 			BornTimestamp: 1700000000000,
@@ -85,7 +85,7 @@ func (m msg) req() *PutRequest {
 			Topic:         m.topic,
 			Properties:    m.props(),
 		},
-		TagsCode:  rocketmq.TagHash(m.tags),
+		TagsCode:  message.TagHash(m.tags),
 		UniqKey:   m.uniq,
 		Keys:      m.keys,
 		WaitFlush: true,
@@ -141,8 +141,8 @@ func splitRecords(t testing.TB, b []byte) [][]byte {
 		if err != nil {
 			t.Fatalf("bad record in body: %v\n%s", err, hex.Dump(b[:min(len(b), 128)]))
 		}
-		out = append(out, b[:h.size])
-		b = b[h.size:]
+		out = append(out, b[:h.Size])
+		b = b[h.Size:]
 	}
 	return out
 }

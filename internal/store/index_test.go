@@ -36,7 +36,7 @@ func checkQuery(t *testing.T, s *Store, all []stored) {
 			found := false
 			for _, r := range splitRecords(t, res.Data) {
 				h, _ := parseRecord(r, false)
-				if h.physicalOffset == st.res.PhysicalOffset {
+				if h.PhysicalOffset == st.res.PhysicalOffset {
 					found = true
 				}
 				if !recordHasKey(r, st.m.topic, k) {
@@ -79,7 +79,7 @@ func TestQueryByKey(t *testing.T) {
 		}
 		recs := splitRecords(t, res.Data)
 		h0, _ := parseRecord(recs[0], false)
-		if h0.physicalOffset != all[28].res.PhysicalOffset {
+		if h0.PhysicalOffset != all[28].res.PhysicalOffset {
 			t.Fatal("results are not newest first")
 		}
 	})

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The kill test re-runs this test binary as a child that appends and prints
@@ -125,8 +125,8 @@ func TestProcessKill(t *testing.T) {
 					t.Fatalf("ack %d (queue %d offset %d): %v %v", a.i, q, a.qo, res.Status, err)
 				}
 				h, err := parseRecord(res.Data, true)
-				if err != nil || h.physicalOffset != a.phys {
-					t.Fatalf("ack %d: record at %d, want %d (%v)", a.i, h.physicalOffset, a.phys, err)
+				if err != nil || h.PhysicalOffset != a.phys {
+					t.Fatalf("ack %d: record at %d, want %d (%v)", a.i, h.PhysicalOffset, a.phys, err)
 				}
 				want := msg{topic: "Kill", queue: q, body: body(a.i, 200+a.i%300)}.req()
 				rec, err := s.MessageAt(a.phys)
@@ -147,7 +147,7 @@ func TestProcessKill(t *testing.T) {
 
 // recordBody returns the body of an IPv4 record.
 func recordBody(rec []byte) []byte {
-	p := rocketmq.RecordPosBornHost + 8 + 8 + 8 + 4 + 8
+	p := message.RecordPosBornHost + 8 + 8 + 8 + 4 + 8
 	n := int(rec[p])<<24 | int(rec[p+1])<<16 | int(rec[p+2])<<8 | int(rec[p+3])
 	return rec[p+4 : p+4+n]
 }

@@ -8,13 +8,13 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // PutRequest is one message to append. QueueOffset, PhysicalOffset and
 // StoreTimestamp of the embedded fields are ignored: the store assigns them.
 type PutRequest struct {
-	rocketmq.RecordFields
+	message.RecordFields
 	// TagsCode goes into the consume-queue entry (see Config.TagsCode).
 	TagsCode int64
 	// UniqKey (UNIQ_KEY) and Keys (KEYS, space separated) are indexed.
@@ -74,8 +74,8 @@ type DispatchEvent struct {
 }
 
 func isDispatched(sysFlag int32) bool {
-	t := sysFlag & rocketmq.FlagTransactionMask
-	return t != rocketmq.FlagTransactionPrep && t != rocketmq.FlagTransactionRoll
+	t := sysFlag & message.FlagTransactionMask
+	return t != message.FlagTransactionPrep && t != message.FlagTransactionRoll
 }
 
 // recMeta is one record of an append: its place in the encode buffer and,
@@ -200,7 +200,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 		return res, s.failed
 	}
 	total := int64(len(buf))
-	if total+blankMinLen > s.cfg.CommitLogSegmentSize {
+	if total+message.BlankMinSize > s.cfg.CommitLogSegmentSize {
 		return res, fmt.Errorf("%w: %d bytes do not fit a %d-byte commit-log segment", ErrMessageTooLarge, total, s.cfg.CommitLogSegmentSize)
 	}
 	defer s.noteWriteFailure(&err)
@@ -239,9 +239,9 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 			m.qo, m.dispatched = qo, true
 			qo++
 		}
-		be.PutUint64(b[rocketmq.RecordPosQueueOffset:], uint64(m.qo))
-		be.PutUint64(b[rocketmq.RecordPosPhysicalOffset:], uint64(m.phys))
-		be.PutUint64(b[rocketmq.StoreTimestampPos(m.sysFlag):], uint64(storeTs))
+		be.PutUint64(b[message.RecordPosQueueOffset:], uint64(m.qo))
+		be.PutUint64(b[message.RecordPosPhysicalOffset:], uint64(m.phys))
+		be.PutUint64(b[message.StoreTimestampPos(m.sysFlag):], uint64(storeTs))
 	}
 	// The size field goes last: a process killed mid-copy leaves a record
 	// that recovery sees as the end of the log.
@@ -279,7 +279,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 		s.idx.mu.Lock()
 		for i := range metas {
 			m := &metas[i]
-			if m.sysFlag&rocketmq.FlagTransactionMask != rocketmq.FlagTransactionRoll {
+			if m.sysFlag&message.FlagTransactionMask != message.FlagTransactionRoll {
 				s.indexRecordLocked(first.Topic, m.req.UniqKey, m.req.Keys, m.phys, storeTs)
 			}
 		}
@@ -342,7 +342,7 @@ func (s *Store) segmentForAppend(total int64) (*mappedFile, error) {
 	end := s.end.Load()
 	if len(segs) > 0 {
 		seg := segs[len(segs)-1]
-		if end < seg.end() && end+total+blankMinLen <= seg.end() {
+		if end < seg.end() && end+total+message.BlankMinSize <= seg.end() {
 			return seg, nil
 		}
 	}
@@ -352,8 +352,8 @@ func (s *Store) segmentForAppend(total int64) (*mappedFile, error) {
 	}
 	if len(segs) > 0 {
 		seg := segs[len(segs)-1]
-		if pos := end - seg.start; pos+blankMinLen <= int64(len(seg.data)) {
-			binary.BigEndian.PutUint32(seg.data[pos+4:], blankMagicU32)
+		if pos := end - seg.start; pos+message.BlankMinSize <= int64(len(seg.data)) {
+			binary.BigEndian.PutUint32(seg.data[pos+4:], uint32(blankMagic))
 			binary.BigEndian.PutUint32(seg.data[pos:], uint32(int64(len(seg.data))-pos))
 		}
 	}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"runtime/debug"
+
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // QueryResult is the answer of QueryByKey.
@@ -68,13 +70,13 @@ func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) (res
 // as its UNIQ_KEY or among its KEYS.
 func recordHasKey(rec []byte, topic, key string) bool {
 	h, err := parseRecord(rec, false)
-	if err != nil || string(h.topic) != topic {
+	if err != nil || string(h.Topic) != topic {
 		return false
 	}
-	if v, ok := propValue(h.properties, propUniqKey); ok && string(v) == key {
+	if v, ok := message.PropertyValue(h.Properties, propUniqKey); ok && string(v) == key {
 		return true
 	}
-	v, ok := propValue(h.properties, propKeys)
+	v, ok := message.PropertyValue(h.Properties, propKeys)
 	if !ok {
 		return false
 	}

@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // GetStatus is the outcome of GetMessages (Java GetMessageStatus; the
@@ -177,7 +177,7 @@ func (s *Store) GetMessages(dst []byte, req *GetRequest) (res GetResult, err err
 func (s *Store) recordAt(phys int64, size int32) []byte {
 	end := s.end.Load() // before segs: a new end implies its segment is listed
 	segs := *s.segs.Load()
-	if len(segs) == 0 || size < minRecordSize || phys < segs[0].start || phys+int64(size) > end {
+	if len(segs) == 0 || size < message.RecordMinSize || phys < segs[0].start || phys+int64(size) > end {
 		return nil
 	}
 	i := (phys - segs[0].start) / s.cfg.CommitLogSegmentSize
@@ -205,9 +205,9 @@ func (s *Store) queueRecord(q *consumeQueue, n int64, e cqEntry) []byte {
 	}
 	be := binary.BigEndian
 	if int32(be.Uint32(rec)) != e.size ||
-		int32(be.Uint32(rec[rocketmq.RecordPosQueueID:])) != q.queueID ||
-		int64(be.Uint64(rec[rocketmq.RecordPosQueueOffset:])) != n ||
-		int64(be.Uint64(rec[rocketmq.RecordPosPhysicalOffset:])) != e.phys {
+		int32(be.Uint32(rec[message.RecordPosQueueID:])) != q.queueID ||
+		int64(be.Uint64(rec[message.RecordPosQueueOffset:])) != n ||
+		int64(be.Uint64(rec[message.RecordPosPhysicalOffset:])) != e.phys {
 		s.log.Warn("store: consume queue entry does not match its record",
 			"topic", q.topic, "queue", q.queueID, "offset", n, "phys", e.phys)
 		return nil
@@ -225,8 +225,8 @@ func (s *Store) storeTimestampOf(q *consumeQueue, n int64) (int64, bool) {
 	if rec == nil {
 		return 0, false
 	}
-	sys := int32(binary.BigEndian.Uint32(rec[rocketmq.RecordPosSysFlag:]))
-	return int64(binary.BigEndian.Uint64(rec[rocketmq.StoreTimestampPos(sys):])), true
+	sys := int32(binary.BigEndian.Uint32(rec[message.RecordPosSysFlag:]))
+	return int64(binary.BigEndian.Uint64(rec[message.StoreTimestampPos(sys):])), true
 }
 
 func (s *Store) lookupQueue(topic string, id int32) *consumeQueue {
@@ -395,7 +395,7 @@ func (s *Store) MessageAt(phys int64) (b []byte, err error) {
 func (s *Store) recordAtPhys(phys int64) []byte {
 	end := s.end.Load()
 	segs := *s.segs.Load()
-	if len(segs) == 0 || phys < segs[0].start || phys+minRecordSize > end {
+	if len(segs) == 0 || phys < segs[0].start || phys+message.RecordMinSize > end {
 		return nil
 	}
 	i := (phys - segs[0].start) / s.cfg.CommitLogSegmentSize
@@ -406,10 +406,10 @@ func (s *Store) recordAtPhys(phys int64) []byte {
 	p := phys - seg.start
 	limit := min(seg.end(), end) - seg.start
 	h, err := parseRecord(seg.data[p:limit], false)
-	if err != nil || h.physicalOffset != phys {
+	if err != nil || h.PhysicalOffset != phys {
 		return nil
 	}
-	return seg.data[p : p+int64(h.size)]
+	return seg.data[p : p+int64(h.Size)]
 }
 
 // CommitLogMinOffset and CommitLogMaxOffset bound the commit log.

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // loadSegments maps the commit-log files. Names must be contiguous offsets;
@@ -188,7 +188,7 @@ func (s *Store) checkpointSegment(ckpt checkpoint) int {
 	segs := *s.segs.Load()
 	for i := len(segs) - 1; i > 0; i-- {
 		h, err := parseRecord(segs[i].data, false)
-		if err == nil && h.storeTimestamp > 0 && h.storeTimestamp <= ts && h.physicalOffset == segs[i].start {
+		if err == nil && h.StoreTimestamp > 0 && h.StoreTimestamp <= ts && h.PhysicalOffset == segs[i].start {
 			return i
 		}
 	}
@@ -217,7 +217,7 @@ func (s *Store) scan(from int, checkCRC bool) (r scanResult, err error) {
 		}
 		pos := 0
 		for {
-			if pos+blankMinLen > len(seg.data) {
+			if pos+message.BlankMinSize > len(seg.data) {
 				r.garbage = true
 				r.end = seg.start + int64(pos)
 				return r, nil
@@ -233,7 +233,7 @@ func (s *Store) scan(from int, checkCRC bool) (r scanResult, err error) {
 				break
 			}
 			h, perr := parseRecord(seg.data[pos:], checkCRC)
-			if perr != nil || h.physicalOffset != seg.start+int64(pos) || pos+int(h.size)+blankMinLen > len(seg.data) {
+			if perr != nil || h.PhysicalOffset != seg.start+int64(pos) || pos+int(h.Size)+message.BlankMinSize > len(seg.data) {
 				r.garbage = true
 				r.end = seg.start + int64(pos)
 				return r, nil
@@ -243,8 +243,8 @@ func (s *Store) scan(from int, checkCRC bool) (r scanResult, err error) {
 				return r, err
 			}
 			r.gap = r.gap || gap
-			r.lastTs = h.storeTimestamp
-			pos += int(h.size)
+			r.lastTs = h.StoreTimestamp
+			pos += int(h.Size)
 			r.end = seg.start + int64(pos)
 		}
 	}
@@ -255,21 +255,21 @@ func (s *Store) scan(from int, checkCRC bool) (r scanResult, err error) {
 // exist. An existing matching entry is kept; a different one is replaced
 // together with every later entry of the queue (they belong to later
 // records, which the walk visits next).
-func (s *Store) redispatch(h *recordHeader) (gap bool, err error) {
-	topic := string(h.topic)
-	if at, ok := s.deleted[topic]; ok && h.physicalOffset < at {
+func (s *Store) redispatch(h *message.RecordView) (gap bool, err error) {
+	topic := string(h.Topic)
+	if at, ok := s.deleted[topic]; ok && h.PhysicalOffset < at {
 		return false, nil
 	}
-	if !validTopic(topic) || h.queueID < 0 || h.queueOffset < 0 {
+	if !validTopic(topic) || h.QueueID < 0 || h.QueueOffset < 0 {
 		return false, nil
 	}
-	if isDispatched(h.sysFlag) {
-		q, err := s.queueLocked(topic, h.queueID)
+	if isDispatched(h.SysFlag) {
+		q, err := s.queueLocked(topic, h.QueueID)
 		if err != nil {
 			return false, err
 		}
-		n := h.queueOffset
-		e := cqEntry{phys: h.physicalOffset, size: h.size, tags: s.cfg.TagsCode(topic, h.properties, h.storeTimestamp)}
+		n := h.QueueOffset
+		e := cqEntry{phys: h.PhysicalOffset, size: int32(h.Size), tags: s.cfg.TagsCode(topic, h.Properties, h.StoreTimestamp)}
 		if !s.entryMatches(q, n, e) {
 			if n < q.max.Load() {
 				q.truncate(n)
@@ -282,13 +282,13 @@ func (s *Store) redispatch(h *recordHeader) (gap bool, err error) {
 			q.put(n, e, s)
 		}
 	}
-	if !s.cfg.DisableIndex && h.tranType() != rocketmq.FlagTransactionRoll && h.physicalOffset > s.idxEnd {
-		uniq, _ := propValue(h.properties, propUniqKey)
-		keys, _ := propValue(h.properties, propKeys)
+	if !s.cfg.DisableIndex && h.TransactionType() != message.FlagTransactionRoll && h.PhysicalOffset > s.idxEnd {
+		uniq, _ := message.PropertyValue(h.Properties, propUniqKey)
+		keys, _ := message.PropertyValue(h.Properties, propKeys)
 		s.idx.mu.Lock()
-		s.indexRecordLocked(topic, string(uniq), string(keys), h.physicalOffset, h.storeTimestamp)
+		s.indexRecordLocked(topic, string(uniq), string(keys), h.PhysicalOffset, h.StoreTimestamp)
 		s.idx.mu.Unlock()
-		s.idxEnd = h.physicalOffset
+		s.idxEnd = h.PhysicalOffset
 	}
 	return gap, nil
 }
@@ -311,9 +311,9 @@ func (s *Store) truncateCommitLog(end int64) {
 		switch {
 		case seg.end() <= end:
 			keep = append(keep, seg)
-		case seg.start < end || (seg.start == end && allZero(seg.data[:blankMinLen])):
+		case seg.start < end || (seg.start == end && allZero(seg.data[:message.BlankMinSize])):
 			pos := int(end - seg.start)
-			if !allZero(seg.data[pos:min(pos+blankMinLen, len(seg.data))]) {
+			if !allZero(seg.data[pos:min(pos+message.BlankMinSize, len(seg.data))]) {
 				s.log.Warn("store: truncating the commit log", "offset", end, "file", seg.path)
 			}
 			seg.zeroFrom(pos)
@@ -388,5 +388,5 @@ func (s *Store) recordMatchesQueue(q *consumeQueue, n int64, e cqEntry) bool {
 		return false
 	}
 	h, err := parseRecord(rec, false)
-	return err == nil && string(h.topic) == q.topic
+	return err == nil && string(h.Topic) == q.topic
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	rocketmq "github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 func TestPutGetRoundTrip(t *testing.T) {
@@ -34,7 +34,7 @@ func TestPutGetRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs, err := rocketmq.DecodeRecords(res.Data)
+	msgs, err := message.DecodeRecords(res.Data)
 	if err != nil || len(msgs) != 10 {
 		t.Fatalf("DecodeRecords: %d messages, %v", len(msgs), err)
 	}
@@ -86,13 +86,13 @@ func TestRollOverWithBlankRecords(t *testing.T) {
 		for {
 			size := int(binary.BigEndian.Uint32(raw[pos:]))
 			magic := binary.BigEndian.Uint32(raw[pos+4:])
-			if magic == blankMagicU32 {
+			if magic == uint32(blankMagic) {
 				if pos+size != len(raw) {
 					t.Fatalf("%s: blank at %d has size %d, want %d", seg.path, pos, size, len(raw)-pos)
 				}
 				break
 			}
-			if magic != uint32(0xDAA320A7) || size < minRecordSize {
+			if magic != uint32(0xDAA320A7) || size < message.RecordMinSize {
 				t.Fatalf("%s: bad record at %d: size %d magic %#x", seg.path, pos, size, magic)
 			}
 			pos += size
@@ -131,12 +131,12 @@ func TestConsumeQueueFiles(t *testing.T) {
 			}
 			want := binary.BigEndian.AppendUint64(nil, uint64(all[n].res.PhysicalOffset))
 			want = binary.BigEndian.AppendUint32(want, uint32(all[n].res.WroteBytes))
-			want = binary.BigEndian.AppendUint64(want, uint64(rocketmq.TagHash(all[n].m.tags)))
+			want = binary.BigEndian.AppendUint64(want, uint64(message.TagHash(all[n].m.tags)))
 			sameBytes(t, fmt.Sprintf("entry %d", n), e, want)
 		}
 	}
 	e, err := s.ConsumeQueueEntry("CQ", 3, 7)
-	if err != nil || e.PhysicalOffset != all[7].res.PhysicalOffset || e.TagsCode != rocketmq.TagHash("Tag1") {
+	if err != nil || e.PhysicalOffset != all[7].res.PhysicalOffset || e.TagsCode != message.TagHash("Tag1") {
 		t.Fatalf("ConsumeQueueEntry = %+v, %v", e, err)
 	}
 	if _, err := s.ConsumeQueueEntry("CQ", 3, 12); !errors.Is(err, ErrNotFound) {
@@ -157,8 +157,8 @@ func TestGetMessagesStatuses(t *testing.T) {
 		all = append(all, put(t, s, msg{topic: "St", queue: 0, body: body(i, 100), tags: tag}))
 	}
 	size := all[0].res.WroteBytes
-	onlyA := func(c int64) bool { return c == rocketmq.TagHash("TagA") }
-	onlyC := func(c int64) bool { return c == rocketmq.TagHash("TagC") }
+	onlyA := func(c int64) bool { return c == message.TagHash("TagA") }
+	onlyC := func(c int64) bool { return c == message.TagHash("TagC") }
 	cases := []struct {
 		name     string
 		req      GetRequest
@@ -179,7 +179,7 @@ func TestGetMessagesStatuses(t *testing.T) {
 		{"tag filter skips then caps", GetRequest{Topic: "St", Offset: 4, MaxMessages: 2, Filter: onlyA}, GetFound, 10, 2},
 		{"nothing matches", GetRequest{Topic: "St", Offset: 1, Filter: onlyC}, GetNoMatchedMessage, 12, 0},
 		{"record filter", GetRequest{Topic: "St", Offset: 0, RecordFilter: func(r []byte) bool {
-			return binary.BigEndian.Uint64(r[rocketmq.RecordPosQueueOffset:])%2 == 0
+			return binary.BigEndian.Uint64(r[message.RecordPosQueueOffset:])%2 == 0
 		}}, GetFound, 12, 6},
 	}
 	for _, c := range cases {
@@ -370,12 +370,12 @@ func TestPutValidation(t *testing.T) {
 func TestTransactionRecordsDispatch(t *testing.T) {
 	cfg := testConfig(t)
 	s := openStore(t, cfg)
-	prep := put(t, s, msg{topic: "Tx", body: "half", sys: rocketmq.FlagTransactionPrep, uniq: "tx1"})
+	prep := put(t, s, msg{topic: "Tx", body: "half", sys: message.FlagTransactionPrep, uniq: "tx1"})
 	if prep.res.QueueOffset != 0 || s.MaxOffset("Tx", 0) != 0 {
 		t.Fatalf("prepared record dispatched: %+v max %d", prep.res, s.MaxOffset("Tx", 0))
 	}
-	commit := put(t, s, msg{topic: "Tx", body: "done", sys: rocketmq.FlagTransactionCommit})
-	roll := put(t, s, msg{topic: "Tx", body: "gone", sys: rocketmq.FlagTransactionRoll, uniq: "tx2"})
+	commit := put(t, s, msg{topic: "Tx", body: "done", sys: message.FlagTransactionCommit})
+	roll := put(t, s, msg{topic: "Tx", body: "gone", sys: message.FlagTransactionRoll, uniq: "tx2"})
 	if commit.res.QueueOffset != 0 || s.MaxOffset("Tx", 0) != 1 || roll.res.QueueOffset != 0 {
 		t.Fatalf("commit %+v roll %+v max %d", commit.res, roll.res, s.MaxOffset("Tx", 0))
 	}
@@ -415,7 +415,7 @@ func TestOnDispatch(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	want := []DispatchEvent{
-		{Topic: "D", QueueID: 2, QueueOffset: 0, TagsCode: rocketmq.TagHash("TagA"), PhysicalOffset: a.res.PhysicalOffset, StoreTimestamp: a.res.StoreTimestamp},
+		{Topic: "D", QueueID: 2, QueueOffset: 0, TagsCode: message.TagHash("TagA"), PhysicalOffset: a.res.PhysicalOffset, StoreTimestamp: a.res.StoreTimestamp},
 		{Topic: "D", QueueID: 2, QueueOffset: 1, PhysicalOffset: b.PhysicalOffsets[0], StoreTimestamp: b.StoreTimestamp},
 		{Topic: "D", QueueID: 2, QueueOffset: 2, PhysicalOffset: b.PhysicalOffsets[1], StoreTimestamp: b.StoreTimestamp},
 	}

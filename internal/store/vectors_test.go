@@ -1,6 +1,8 @@
 package store
 
 import (
+	"github.com/go-rocketmq/rocketmq/remoting/message"
+
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
@@ -75,8 +77,8 @@ func TestTagsCodeJavaVectors(t *testing.T) {
 				return
 			}
 			h, _ := c.HashCode.Int64()
-			if got := javaHash(0, []byte(tag)); int64(got) != h {
-				t.Fatalf("javaHash([]byte) = %d, want %d", got, h)
+			if got := message.JavaHashCode([]byte(tag)); int64(got) != h {
+				t.Fatalf("JavaHashCode([]byte) = %d, want %d", got, h)
 			}
 		})
 	}
@@ -112,18 +114,18 @@ func TestParseRecordJavaVectors(t *testing.T) {
 				t.Fatalf("%v\n%s", err, hex.Dump(raw))
 			}
 			d := c.Decode
-			if h.size != int32(len(raw)) || h.size != d.StoreSize || string(h.topic) != d.Topic || h.queueID != d.QueueID ||
-				h.queueOffset != d.QueueOffset || h.physicalOffset != d.CommitLogOffset || h.sysFlag != d.SysFlag ||
-				h.storeTimestamp != d.StoreTimestamp {
+			if h.Size != len(raw) || int32(h.Size) != d.StoreSize || string(h.Topic) != d.Topic || h.QueueID != d.QueueID ||
+				h.QueueOffset != d.QueueOffset || h.PhysicalOffset != d.CommitLogOffset || h.SysFlag != d.SysFlag ||
+				h.StoreTimestamp != d.StoreTimestamp {
 				t.Fatalf("parsed %+v\nwant %+v", h, d)
 			}
 			for k, want := range d.Properties {
-				got, ok := propValue(h.properties, k)
+				got, ok := message.PropertyValue(h.Properties, k)
 				if !ok || string(got) != want {
 					t.Errorf("property %s = %q, want %q", k, got, want)
 				}
 			}
-			if _, ok := propValue(h.properties, "NOPE"); ok {
+			if _, ok := message.PropertyValue(h.Properties, "NOPE"); ok {
 				t.Error("found a missing property")
 			}
 			// Every truncation and a flipped body byte are rejected, never a panic.
@@ -133,8 +135,8 @@ func TestParseRecordJavaVectors(t *testing.T) {
 				}
 			}
 			bad := bytes.Clone(raw)
-			bodyAt := 84 + 12*boolInt(h.sysFlag&0x10 != 0) + 12*boolInt(h.sysFlag&0x20 != 0) + 4
-			if bodyAt < len(bad) && len(raw)-bodyAt > len(h.topic)+3+len(h.properties) {
+			bodyAt := 84 + 12*boolInt(h.SysFlag&0x10 != 0) + 12*boolInt(h.SysFlag&0x20 != 0) + 4
+			if bodyAt < len(bad) && len(raw)-bodyAt > len(h.Topic)+3+len(h.Properties) {
 				bad[bodyAt] ^= 1
 				if _, err := parseRecord(bad, true); err == nil {
 					t.Fatal("accepted a bad body CRC")
@@ -163,9 +165,9 @@ func FuzzParseRecord(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if int(h.size) > len(b) || h.size < minRecordSize || len(h.topic) == 0 {
+		if int(h.Size) > len(b) || h.Size < message.RecordMinSize || len(h.Topic) == 0 {
 			t.Fatalf("inconsistent parse %+v of %d bytes", h, len(b))
 		}
-		propValue(h.properties, propKeys)
+		message.PropertyValue(h.Properties, propKeys)
 	})
 }

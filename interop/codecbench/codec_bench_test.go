@@ -10,6 +10,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/interop/internal/official"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // Sinks keep the compiler from dropping results.
@@ -162,7 +163,7 @@ func BenchmarkDecodePull32x1KiB(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				msgs, err := rocketmq.DecodeRecords(cmd.Body)
+				msgs, err := message.DecodeRecords(cmd.Body)
 				if err != nil || len(msgs) != pullCount {
 					b.Fatalf("decoded %d messages: %v", len(msgs), err)
 				}
@@ -208,7 +209,7 @@ func BenchmarkReadPull32x1KiB(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				msgs, err := rocketmq.DecodeRecords(cmd.Body)
+				msgs, err := message.DecodeRecords(cmd.Body)
 				if err != nil || len(msgs) != pullCount {
 					b.Fatalf("decoded %d messages: %v", len(msgs), err)
 				}

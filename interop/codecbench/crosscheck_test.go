@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/apache/rocketmq-client-go/v2/primitive"
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/interop/internal/official"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The benchmarks are only worth reading if both sides decode the same
@@ -66,7 +66,7 @@ func TestPullFrameBothDecoders(t *testing.T) {
 			if v, _ := cmd.Ext.Get("nextBeginOffset"); cmd.Code != remoting.Success || !cmd.IsResponse() || v != "5032" {
 				t.Fatalf("ours: response %+v", cmd)
 			}
-			ours, err := rocketmq.DecodeRecords(cmd.Body)
+			ours, err := message.DecodeRecords(cmd.Body)
 			if err != nil {
 				t.Fatal(err)
 			}

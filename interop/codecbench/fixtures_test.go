@@ -10,6 +10,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/interop/internal/official"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // The workload of the issue: one SEND_MESSAGE_V2 request with a 1 KiB body,
@@ -107,7 +108,7 @@ func pullRecords(t testing.TB) []byte {
 	t.Helper()
 	var out []byte
 	for i := 0; i < pullCount; i++ {
-		f := rocketmq.RecordFields{
+		f := message.RecordFields{
 			QueueID:        3,
 			QueueOffset:    int64(5000 + i),
 			PhysicalOffset: int64(1 << 30),

@@ -18,6 +18,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
@@ -117,7 +118,7 @@ func (e *e2e) pullAll(t *testing.T, topic string) []*rocketmq.MessageExt {
 			}
 			var rh remoting.PullMessageResponseHeader
 			_ = rh.FromExt(resp.Ext)
-			msgs, err := rocketmq.DecodeRecords(resp.Body)
+			msgs, err := message.DecodeRecords(resp.Body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,12 +162,12 @@ func TestE2ESendKinds(t *testing.T) {
 			want[res.MsgID], tags[res.MsgID] = []byte("sync"), "TagS"
 
 			big := bytes.Repeat([]byte("compressible "), 1000)
-			if res, err = p.Send(ctx, rocketmq.NewMessage(topic, big)); err != nil {
+			if res, err = p.Send(ctx, &rocketmq.Message{Topic: topic, Body: big}); err != nil {
 				t.Fatal(err)
 			}
 			want[res.MsgID] = big
 
-			batch := []*rocketmq.Message{rocketmq.NewMessage(topic, []byte("b0")), rocketmq.NewMessage(topic, []byte("b1")), rocketmq.NewMessage(topic, []byte("b2"))}
+			batch := []*rocketmq.Message{&rocketmq.Message{Topic: topic, Body: []byte("b0")}, &rocketmq.Message{Topic: topic, Body: []byte("b1")}, &rocketmq.Message{Topic: topic, Body: []byte("b2")}}
 			if res, err = p.Send(ctx, batch...); err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +193,7 @@ func TestE2ESendKinds(t *testing.T) {
 					mu.Lock()
 					want[r.MsgID] = body
 					mu.Unlock()
-				}, rocketmq.NewMessage(topic, body)); err != nil {
+				}, &rocketmq.Message{Topic: topic, Body: body}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -200,7 +201,7 @@ func TestE2ESendKinds(t *testing.T) {
 			for i := 0; i < 3; i++ {
 				b := fmt.Sprintf("oneway-%d", i)
 				oneways[b] = true
-				if err := p.SendOneway(ctx, rocketmq.NewMessage(topic, []byte(b))); err != nil {
+				if err := p.SendOneway(ctx, &rocketmq.Message{Topic: topic, Body: []byte(b)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -256,7 +257,7 @@ func TestE2EFailover(t *testing.T) {
 		}
 		defer e.cluster.ClearIntercept("broker-a", remoting.SendMessageV2)
 		for i := 0; i < 10; i++ {
-			res, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("x")))
+			res, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("x")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +278,7 @@ func TestE2EFailover(t *testing.T) {
 		// Until a send hits broker-a: it times out (the budget is gone).
 		timedOut := false
 		for i := 0; i < 20 && !timedOut; i++ {
-			_, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("x")))
+			_, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("x")})
 			timedOut = err != nil
 		}
 		if !timedOut {
@@ -286,7 +287,7 @@ func TestE2EFailover(t *testing.T) {
 		// Now broker-a is avoided for the fault window.
 		for i := 0; i < 10; i++ {
 			start := time.Now()
-			res, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("y")))
+			res, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("y")})
 			if err != nil || res.Queue.BrokerName != "broker-b" || time.Since(start) > 400*time.Millisecond {
 				t.Fatalf("send %d: %+v %v after %v", i, res, err, time.Since(start))
 			}
@@ -305,7 +306,7 @@ func TestE2EFailover(t *testing.T) {
 		failed := false
 		var failedAt time.Time
 		for i := 0; i < 20 && !failed; i++ {
-			_, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("x")))
+			_, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("x")})
 			failed, failedAt = err != nil, time.Now()
 		}
 		if !failed {
@@ -316,7 +317,7 @@ func TestE2EFailover(t *testing.T) {
 		}
 		// Once the window has passed, round robin reaches broker-a again.
 		testutil.WaitFor(t, 5*time.Second, "broker-a used again after its fault window", func() bool {
-			res, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("y")))
+			res, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("y")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -343,7 +344,7 @@ func TestE2EFailover(t *testing.T) {
 			}
 		}()
 		for i := 0; i < 10; i++ {
-			if _, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("z"))); err != nil {
+			if _, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("z")}); err != nil {
 				t.Fatalf("send %d with broker-a down: %v", i, err)
 			}
 		}
@@ -379,7 +380,7 @@ func TestE2EDelayLevel(t *testing.T) {
 	p := e.newProducer(t)
 	topic := uniqueTopic(t)
 	ctx := context.Background()
-	if _, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("create"))); err != nil {
+	if _, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("create")}); err != nil {
 		t.Fatal(err)
 	}
 	m, _ := producer.NewMessage(topic, []byte("delayed"), producer.DelayLevel(2))
@@ -412,7 +413,7 @@ func TestE2ETimer(t *testing.T) {
 	p := e.newProducer(t)
 	topic := uniqueTopic(t)
 	ctx := context.Background()
-	if _, err := p.Send(ctx, rocketmq.NewMessage(topic, []byte("create"))); err != nil {
+	if _, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("create")}); err != nil {
 		t.Fatal(err)
 	}
 	sent := time.Now()
@@ -458,7 +459,7 @@ func TestE2ERequestReply(t *testing.T) {
 	responder := e.newProducer(t, producer.WithGroup("e2e_responder"))
 	topic := uniqueTopic(t)
 	ctx := context.Background()
-	if _, err := responder.Send(ctx, rocketmq.NewMessage(topic, []byte("create"))); err != nil {
+	if _, err := responder.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("create")}); err != nil {
 		t.Fatal(err)
 	}
 	body := []byte{0, 1, 2, 0xfe, 'q'}
@@ -467,7 +468,7 @@ func TestE2ERequestReply(t *testing.T) {
 		err error
 	}
 	done := make(chan out, 1)
-	if err := requester.RequestAsync(ctx, rocketmq.NewMessage(topic, body), func(m *rocketmq.MessageExt, err error) { done <- out{m, err} }); err != nil {
+	if err := requester.RequestAsync(ctx, &rocketmq.Message{Topic: topic, Body: body}, func(m *rocketmq.MessageExt, err error) { done <- out{m, err} }); err != nil {
 		t.Fatal(err)
 	}
 	// Play the consumer: find the request, answer it.

@@ -67,7 +67,7 @@ func TestErrorTexts(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Shutdown(ctx)
-			_, err = p.Send(ctx, rocketmq.NewMessage(tc.topic, []byte("x")))
+			_, err = p.Send(ctx, &rocketmq.Message{Topic: tc.topic, Body: []byte("x")})
 			if err == nil {
 				t.Fatal("send succeeded")
 			}

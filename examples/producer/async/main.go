@@ -24,8 +24,9 @@ func main() {
 
 	var ok, failed atomic.Int64
 	for i := 0; i < 100; i++ {
-		msg := rocketmq.NewMessage("TopicTest", []byte(fmt.Sprintf("async %d", i)))
-		err := p.SendAsync(ctx, func(res *rocketmq.SendResult, err error) {
+		msg, err := producer.NewMessage("TopicTest", []byte(fmt.Sprintf("async %d", i)))
+		check(err)
+		err = p.SendAsync(ctx, func(res *rocketmq.SendResult, err error) {
 			if err != nil {
 				failed.Add(1)
 				log.Printf("send failed: %v", err)

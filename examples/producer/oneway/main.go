@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/producer"
 )
 
@@ -23,7 +22,9 @@ func main() {
 	for i := 0; i < 10; i++ {
 		// One attempt, no retry and no result: an error only means the
 		// request could not be written.
-		check(p.SendOneway(ctx, rocketmq.NewMessage("TopicTest", []byte(fmt.Sprintf("oneway %d", i)))))
+		msg, err := producer.NewMessage("TopicTest", []byte(fmt.Sprintf("oneway %d", i)))
+		check(err)
+		check(p.SendOneway(ctx, msg))
 	}
 	check(p.Shutdown(ctx))
 	fmt.Println("10 messages written")

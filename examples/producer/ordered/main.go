@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/producer"
 )
 
@@ -25,7 +24,8 @@ func main() {
 
 	for _, step := range []string{"created", "paid", "shipped"} {
 		for order := int64(1000); order < 1004; order++ {
-			msg := rocketmq.NewMessage("TopicTest", []byte(fmt.Sprintf("order %d %s", order, step)))
+			msg, err := producer.NewMessage("TopicTest", []byte(fmt.Sprintf("order %d %s", order, step)))
+			check(err)
 			// LongKey hashes like java.lang.Long; use StringKey/IntKey for the
 			// other Java argument types.
 			res, err := p.With(producer.ShardBy(producer.LongKey(order))).Send(ctx, msg)

@@ -11,7 +11,6 @@ import (
 	"log"
 	"time"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/producer"
 )
 
@@ -29,7 +28,9 @@ func main() {
 	defer p.Shutdown(ctx)
 
 	// The request waits for a reply to its correlation id, not for a queue.
-	reply, err := p.Request(ctx, rocketmq.NewMessage(*topic, []byte("ping")))
+	msg, err := producer.NewMessage(*topic, []byte("ping"))
+	check(err)
+	reply, err := p.Request(ctx, msg)
 	check(err)
 	fmt.Printf("reply %q from topic %s\n", reply.Body, reply.Topic)
 }

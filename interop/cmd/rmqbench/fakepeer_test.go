@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // fakePeer is a NameServer and broker in one listener, just enough for the
@@ -147,7 +147,7 @@ func (p *fakePeer) handle(req *remoting.Command) *remoting.Command {
 		}
 		var props []map[string]string
 		if h.Batch || req.Code == remoting.SendBatchMessage {
-			msgs, err := rocketmq.DecodeBatch(req.Body)
+			msgs, err := message.DecodeBatch(req.Body)
 			if err != nil {
 				p.report(err)
 				return remoting.NewResponse(remoting.SystemError, err.Error())
@@ -156,7 +156,7 @@ func (p *fakePeer) handle(req *remoting.Command) *remoting.Command {
 				props = append(props, m.Properties)
 			}
 		} else if h.Properties != nil {
-			props = append(props, rocketmq.DecodeProperties(*h.Properties))
+			props = append(props, message.DecodeProperties(*h.Properties))
 		}
 		for _, m := range props {
 			if m[runProperty] == "" {

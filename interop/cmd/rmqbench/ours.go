@@ -44,7 +44,10 @@ func newOursDriver(ctx context.Context, cfg driverConfig) (driver, error) {
 // our producer would accept one shared message, but applications build
 // one per send.
 func (d *oursDriver) message() (*rocketmq.Message, error) {
-	m := rocketmq.NewMessage(d.cfg.topic, d.body)
+	m, err := producer.NewMessage(d.cfg.topic, d.body)
+	if err != nil {
+		return nil, err
+	}
 	if err := m.SetUserProperty(runProperty, d.cfg.runID); err != nil {
 		return nil, err
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 func main() {
@@ -40,7 +41,7 @@ func main() {
 }
 
 func run(broker, topic string, size int, dur time.Duration) error {
-	props := rocketmq.PropertyWaitStoreMsgOK + string(rocketmq.NameValueSeparator) + "true"
+	props := rocketmq.PropertyWaitStoreMsgOK + string(message.NameValueSeparator) + "true"
 	h := &remoting.SendMessageRequestHeader{
 		ProducerGroup: "roundtripfloor", Topic: topic, DefaultTopic: rocketmq.TopicAutoCreate,
 		DefaultTopicQueueNums: 4, BornTimestamp: time.Now().UnixMilli(), Properties: &props,

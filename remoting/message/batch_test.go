@@ -1,9 +1,10 @@
-package rocketmq
+package message
 
 import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/go-rocketmq/rocketmq"
 	"testing"
 )
 
@@ -45,7 +46,7 @@ func TestBatchJavaVectors(t *testing.T) {
 	if len(els) != 3 || len(msgs) != 3 {
 		t.Fatalf("%d elements, %d messages", len(els), len(msgs))
 	}
-	var javaOrder []*Message
+	var javaOrder []*rocketmq.Message
 	for i, w := range bv.Elements {
 		diffBytes(t, "element", bin[w.Offset:w.Offset+w.Length], mustHex(t, w.Hex))
 		if els[i].Flag != w.Flag || els[i].Properties != w.PropertiesString {
@@ -55,7 +56,7 @@ func TestBatchJavaVectors(t *testing.T) {
 		if msgs[i].Flag != w.Flag || !bytes.Equal(msgs[i].Body, mustHex(t, w.BodyHex)) || !equalMaps(msgs[i].Properties, w.Properties) {
 			t.Errorf("message %d: %+v", i, msgs[i])
 		}
-		javaOrder = append(javaOrder, &Message{Flag: w.Flag, Body: mustHex(t, w.BodyHex), Properties: w.Properties})
+		javaOrder = append(javaOrder, &rocketmq.Message{Flag: w.Flag, Body: mustHex(t, w.BodyHex), Properties: w.Properties})
 	}
 
 	// Our properties are sorted; Java's come in HashMap order. Where they
@@ -85,7 +86,7 @@ func TestBatchJavaVectors(t *testing.T) {
 
 	t.Run("protocolMd54Example", func(t *testing.T) {
 		want := mustHex(t, bv.ProtocolMd54Example.Hex)
-		got, err := AppendBatch(nil, []*Message{{Body: []byte("A"), Properties: map[string]string{PropertyUniqKey: "X"}}})
+		got, err := AppendBatch(nil, []*rocketmq.Message{{Body: []byte("A"), Properties: map[string]string{rocketmq.PropertyUniqKey: "X"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,7 +125,7 @@ func TestBatchWire(t *testing.T) {
 }
 
 func TestBatchCorrupt(t *testing.T) {
-	good, err := AppendBatch(nil, []*Message{
+	good, err := AppendBatch(nil, []*rocketmq.Message{
 		{Flag: 1, Body: []byte("one"), Properties: map[string]string{"UNIQ_KEY": "A"}},
 		{Flag: 2, Body: []byte("two"), Properties: map[string]string{"UNIQ_KEY": "B"}},
 	})
@@ -163,7 +164,7 @@ func TestBatchCorrupt(t *testing.T) {
 		t.Errorf("empty body: %v %v", els, err)
 	}
 	big := map[string]string{"k": string(bytes.Repeat([]byte{'v'}, MaxPropertiesLength))}
-	if _, err := AppendBatch(nil, []*Message{{Body: []byte("x"), Properties: big}}); !errors.Is(err, ErrPropertiesTooLong) {
+	if _, err := AppendBatch(nil, []*rocketmq.Message{{Body: []byte("x"), Properties: big}}); !errors.Is(err, ErrPropertiesTooLong) {
 		t.Errorf("oversized properties: %v", err)
 	}
 }

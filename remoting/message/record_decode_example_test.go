@@ -1,4 +1,4 @@
-package rocketmq_test
+package message_test
 
 import (
 	"fmt"
@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 func ExampleDecodeRecords() {
 	var pullBody []byte // the body of a PULL_MESSAGE response, handed over
-	msgs, err := rocketmq.DecodeRecords(pullBody)
+	msgs, err := message.DecodeRecords(pullBody)
 	if err != nil {
 		// msgs holds the records before the bad one.
 		fmt.Println("corrupt pull body:", err)
@@ -23,19 +25,17 @@ func ExampleDecodeRecords() {
 func ExampleDecodeOptions_DecodeRecords() {
 	// A broker re-encoding stored records keeps bodies compressed.
 	var stored []byte
-	msgs, _ := rocketmq.DecodeOptions{KeepCompressed: true}.DecodeRecords(stored)
+	msgs, _ := message.DecodeOptions{KeepCompressed: true}.DecodeRecords(stored)
 	var out []byte
 	for _, m := range msgs {
-		out, _ = m.AppendRecord(out)
+		out, _ = message.AppendMessageExt(out, m)
 	}
 	_ = out
 }
 
 func ExampleEncodeProperties() {
-	m := rocketmq.NewMessage("TopicTest", []byte("hello"))
-	m.SetTag("TagA")
-	m.SetKeys("order-1", "order-2")
-	fmt.Printf("%q\n", rocketmq.EncodeProperties(m.Properties))
+	m, _ := producer.NewMessage("TopicTest", []byte("hello"), producer.Tag("TagA"), producer.Keys("order-1", "order-2"))
+	fmt.Printf("%q\n", message.EncodeProperties(m.Properties))
 	// Output: "KEYS\x01order-1 order-2\x02TAGS\x01TagA\x02WAIT\x01true"
 }
 
@@ -62,7 +62,7 @@ func ExampleEncodeOffsetMsgID() {
 }
 
 func ExampleBuildSubscription() {
-	s := rocketmq.BuildSubscription("TagA || TagB")
+	s := message.BuildSubscription("TagA || TagB")
 	fmt.Println(s.Tags, s.Codes, s.Matches("TagB"), s.Matches(""))
 	// Output: [TagA TagB] [2598919 2598920] true false
 }

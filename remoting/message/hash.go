@@ -1,4 +1,4 @@
-package rocketmq
+package message
 
 import (
 	"strings"
@@ -8,8 +8,11 @@ import (
 // JavaHashCode returns Java's String.hashCode of s: h = 31*h + unit over the
 // UTF-16 code units of s, with int32 wrap-around. Invalid UTF-8 bytes count
 // as U+FFFD, which is what Java's UTF-8 decoder makes of them.
-func JavaHashCode(s string) int32 {
-	var h int32
+func JavaHashCode[T string | []byte](s T) int32 { return JavaHashCodeFrom(0, s) }
+
+// JavaHashCodeFrom continues JavaHashCode from h, so that the hash of a
+// concatenation ("topic#key" in the index) needs no string built.
+func JavaHashCodeFrom[T string | []byte](h int32, s T) int32 {
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
@@ -17,7 +20,14 @@ func JavaHashCode(s string) int32 {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		var r rune
+		var size int
+		switch v := any(s[i:min(i+utf8.UTFMax, len(s))]).(type) {
+		case string:
+			r, size = utf8.DecodeRuneInString(v)
+		case []byte:
+			r, size = utf8.DecodeRune(v)
+		}
 		i += size
 		if r >= 0x10000 {
 			r -= 0x10000
@@ -32,7 +42,7 @@ func JavaHashCode(s string) int32 {
 
 // TagHash returns the consume-queue tagsCode of a tag (Java
 // tagsString2tagsCode): its JavaHashCode widened to int64, 0 for "".
-func TagHash(tag string) int64 { return int64(JavaHashCode(tag)) }
+func TagHash[T string | []byte](tag T) int64 { return int64(JavaHashCode(tag)) }
 
 // SubscriptionAll is the expression that matches every tag.
 const SubscriptionAll = "*"

@@ -1,4 +1,4 @@
-package rocketmq
+package message
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/go-rocketmq/rocketmq"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -70,7 +71,7 @@ func javaAddr(t testing.TB, s string) netip.AddrPort {
 }
 
 // checkDecoded compares every field of m with the Java decode.
-func checkDecoded(t *testing.T, m *MessageExt, want vMessage) {
+func checkDecoded(t *testing.T, m *rocketmq.MessageExt, want vMessage) {
 	t.Helper()
 	type field struct {
 		name      string
@@ -169,10 +170,10 @@ func TestDecodeRecordJavaVectors(t *testing.T) {
 			}
 			diffBytes(t, "RecordFields.AppendRecord", enc, bin)
 
-			// Encode from the decoded MessageExt: our property order is
+			// Encode from the decoded rocketmq.MessageExt: our property order is
 			// sorted, Java's is HashMap order, so compare bytes only where
 			// the two agree.
-			again, err := raw.AppendRecord(nil)
+			again, err := AppendMessageExt(nil, raw)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -432,7 +433,7 @@ func TestDecodeRecordRoundTrip(t *testing.T) {
 				t.Errorf("fields differ: %+v", m)
 			}
 			diffBytes(t, "body", m.Body, c.wantBody)
-			if m.OffsetMsgID != EncodeOffsetMsgID(f.StoreHost, f.PhysicalOffset) {
+			if m.OffsetMsgID != rocketmq.EncodeOffsetMsgID(f.StoreHost, f.PhysicalOffset) {
 				t.Errorf("offset id %s", m.OffsetMsgID)
 			}
 			wantID := m.OffsetMsgID
@@ -465,7 +466,7 @@ func TestDecodeRecordRoundTrip(t *testing.T) {
 // header, body).
 func wireBody(t testing.TB, file string) []byte {
 	t.Helper()
-	frame, err := os.ReadFile(filepath.Join("testdata", "wire", file))
+	frame, err := os.ReadFile(filepath.Join("../../testdata", "wire", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,7 +503,7 @@ type wireIndex struct {
 
 func loadWireIndex(t testing.TB) wireIndex {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/wire/index.json")
+	raw, err := os.ReadFile("../../testdata/wire/index.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +548,7 @@ func TestDecodeRecordsWire(t *testing.T) {
 				if m.BodyCRC != BodyCRC(m.Body) {
 					t.Errorf("message %d: stored bodyCRC %d, computed %d", i, m.BodyCRC, BodyCRC(m.Body))
 				}
-				if u := w.Properties[PropertyUniqKey]; u != "" && msgs[i].MsgID != u {
+				if u := w.Properties[rocketmq.PropertyUniqKey]; u != "" && msgs[i].MsgID != u {
 					t.Errorf("message %d: MsgID %s, want %s", i, msgs[i].MsgID, u)
 				}
 				if w.SysFlag&FlagCompressed != 0 && bytes.Equal(msgs[i].Body, m.Body) {
@@ -556,7 +557,7 @@ func TestDecodeRecordsWire(t *testing.T) {
 				// Re-encoding gives back the same message. (Not always the
 				// same size: a 4.9.8 broker appends the batch properties to
 				// batch elements, so WAIT can be stored twice.)
-				again, err := m.AppendRecord(nil)
+				again, err := AppendMessageExt(nil, m)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -594,13 +595,13 @@ func BenchmarkDecodePullBody32x1KiB(b *testing.B) {
 // pullBody32x1KiB builds a PULL body of 32 records with 1 KiB bodies and
 // the properties a 4.9.8 broker stores for a Java producer's message.
 func pullBody32x1KiB(tb testing.TB) []byte {
-	gen := NewUniqIDGenerator(WithIDAddr(netip.MustParseAddr("192.168.0.10")), WithIDPID(12345), WithIDHash(0x1B6D3586))
+	gen := rocketmq.NewUniqIDGenerator(rocketmq.WithIDAddr(netip.MustParseAddr("192.168.0.10")), rocketmq.WithIDPID(12345), rocketmq.WithIDHash(0x1B6D3586))
 	var body []byte
 	payload := bytes.Repeat([]byte{'m'}, 1024)
 	for i := range 32 {
 		props := map[string]string{
-			PropertyTags: "TagA", PropertyKeys: "KEY" + string(rune('A'+i%26)), PropertyWaitStoreMsgOK: "true",
-			PropertyUniqKey: gen.NewID(), PropertyCluster: "DefaultCluster", "orderId": "1001",
+			rocketmq.PropertyTags: "TagA", rocketmq.PropertyKeys: "KEY" + string(rune('A'+i%26)), rocketmq.PropertyWaitStoreMsgOK: "true",
+			rocketmq.PropertyUniqKey: gen.NewID(), rocketmq.PropertyCluster: "DefaultCluster", "orderId": "1001",
 		}
 		f := RecordFields{
 			QueueID: 1, QueueOffset: int64(i), PhysicalOffset: int64(i) * 1200, BornTimestamp: 1700000000000,

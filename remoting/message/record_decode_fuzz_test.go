@@ -1,4 +1,4 @@
-package rocketmq
+package message
 
 import (
 	"os"
@@ -12,8 +12,8 @@ import (
 // body captured on the wire; the corpus found so far is committed under
 // testdata/fuzz/FuzzDecodeRecord.
 func FuzzDecodeRecord(f *testing.F) {
-	bins, _ := filepath.Glob("testdata/java-vectors/message-*.bin")
-	bins = append(bins, "testdata/java-vectors/batch-3-messages.bin")
+	bins, _ := filepath.Glob("../../testdata/java-vectors/message-*.bin")
+	bins = append(bins, "../../testdata/java-vectors/batch-3-messages.bin")
 	for _, p := range bins {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -49,7 +49,7 @@ func FuzzDecodeRecord(f *testing.F) {
 		}
 		// Every accepted record re-encodes into a record that decodes.
 		for _, m := range raw {
-			b, err := m.AppendRecord(nil)
+			b, err := AppendMessageExt(nil, m)
 			if err != nil {
 				continue // e.g. properties that grew past 32767 when re-encoded
 			}

@@ -1,4 +1,4 @@
-package rocketmq
+package message
 
 import (
 	"bytes"
@@ -9,12 +9,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 )
 
 // CompressionType is a body codec, numbered as in the sysFlag bits 8-10
-// (PROTOCOL.md §5.3, §5.6).
+// (docs/PROTOCOL.md §5.3, §5.6).
 type CompressionType int32
 
 const (
@@ -24,11 +25,11 @@ const (
 )
 
 // DefaultMaxDecompressedSize caps an inflated body unless the caller sets
-// another cap: 4 x DefaultMaxMessageSize. A Java producer checks the body
+// another cap: 4 x rocketmq.DefaultMaxMessageSize. A Java producer checks the body
 // against maxMessageSize before it compresses, so real bodies stay at or
 // below 4 MiB; the headroom covers producers configured for more, and the
 // cap keeps a small malicious body from inflating to gigabytes.
-const DefaultMaxDecompressedSize = 4 * DefaultMaxMessageSize
+const DefaultMaxDecompressedSize = 4 * rocketmq.DefaultMaxMessageSize
 
 var (
 	ErrUnknownCompression   = errors.New("rocketmq: unknown compression type")

@@ -1,6 +1,7 @@
-package rocketmq
+package message
 
 import (
+	"github.com/go-rocketmq/rocketmq"
 	"net/netip"
 	"testing"
 )
@@ -45,8 +46,8 @@ func TestAppendRecordIPv6Hosts(t *testing.T) {
 }
 
 func TestSendStatusString(t *testing.T) {
-	for s, want := range map[SendStatus]string{SendOK: "SEND_OK", SendFlushDiskTimeout: "FLUSH_DISK_TIMEOUT",
-		SendFlushSlaveTimeout: "FLUSH_SLAVE_TIMEOUT", SendSlaveNotAvailable: "SLAVE_NOT_AVAILABLE", 9: "SendStatus(9)"} {
+	for s, want := range map[rocketmq.SendStatus]string{rocketmq.SendOK: "SEND_OK", rocketmq.SendFlushDiskTimeout: "FLUSH_DISK_TIMEOUT",
+		rocketmq.SendFlushSlaveTimeout: "FLUSH_SLAVE_TIMEOUT", rocketmq.SendSlaveNotAvailable: "SLAVE_NOT_AVAILABLE", 9: "SendStatus(9)"} {
 		if got := s.String(); got != want {
 			t.Errorf("%d: %q, want %q", int(s), got, want)
 		}

@@ -1,4 +1,4 @@
-package rocketmq
+package message
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/go-rocketmq/rocketmq"
 	"strings"
 	"testing"
 )
@@ -135,10 +136,10 @@ func TestCompressionJavaVectors(t *testing.T) {
 		})
 	}
 	t.Run("producerDefaults", func(t *testing.T) {
-		if DefaultCompressLevel != 5 || DefaultCompressOverSize != 4096 || CompressionZLIB.ProducerSysFlag() != 0x301 {
+		if rocketmq.DefaultCompressLevel != 5 || rocketmq.DefaultCompressOverSize != 4096 || CompressionZLIB.ProducerSysFlag() != 0x301 {
 			t.Error("producer defaults differ from 4.9.8")
 		}
-		z, err := Compress(body, DefaultCompressLevel)
+		z, err := Compress(body, rocketmq.DefaultCompressLevel)
 		if err != nil {
 			t.Fatal(err)
 		}

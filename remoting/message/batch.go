@@ -1,10 +1,12 @@
-package rocketmq
+package message
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/go-rocketmq/rocketmq"
 )
 
 // ErrCorruptBatch reports a SEND_BATCH_MESSAGE body whose lengths do not
@@ -21,28 +23,52 @@ type BatchElement struct {
 	Properties string // the element's properties string (includes its UNIQ_KEY)
 }
 
-// AppendBatch appends the SEND_BATCH_MESSAGE body of msgs (PROTOCOL.md
+// AppendBatch appends the SEND_BATCH_MESSAGE body of msgs (docs/PROTOCOL.md
 // §5.4): per message totalSize, magic 0, bodyCRC 0, flag, body and the
-// message's own properties string. Topics are not written (the batch's
-// topic travels in the header). Each message should already carry its
-// UNIQ_KEY; AppendBatch adds nothing.
-func AppendBatch(dst []byte, msgs []*Message) ([]byte, error) {
-	be := binary.BigEndian
+// message's own properties string, keys sorted. Topics are not written (the
+// batch's topic travels in the header). Each message should already carry
+// its UNIQ_KEY; AppendBatch adds nothing.
+func AppendBatch(dst []byte, msgs []*rocketmq.Message) ([]byte, error) {
 	for i, m := range msgs {
-		pl := PropertiesSize(m.Properties)
-		if pl > MaxPropertiesLength {
-			return dst, fmt.Errorf("rocketmq: batch message %d: %w", i, ErrPropertiesTooLong)
-		}
-		total := batchHeaderSize + len(m.Body) + 2 + pl
-		dst = be.AppendUint32(dst, uint32(total))
-		dst = be.AppendUint32(dst, 0)
-		dst = be.AppendUint32(dst, 0)
-		dst = be.AppendUint32(dst, uint32(m.Flag))
-		dst = be.AppendUint32(dst, uint32(len(m.Body)))
-		dst = append(dst, m.Body...)
-		dst = be.AppendUint16(dst, uint16(pl))
+		var start int
+		dst, start = BeginBatchElement(dst, m.Flag, m.Body)
 		dst = AppendProperties(dst, m.Properties)
+		var err error
+		if dst, err = EndBatchElement(dst, start); err != nil {
+			return dst, fmt.Errorf("rocketmq: batch message %d: %w", i, err)
+		}
 	}
+	return dst, nil
+}
+
+// BeginBatchElement appends the fixed part and the body of one batch
+// element and returns the element's start for EndBatchElement. The caller
+// appends the element's properties string in between.
+func BeginBatchElement(dst []byte, flag int32, body []byte) ([]byte, int) {
+	start := len(dst)
+	be := binary.BigEndian
+	dst = be.AppendUint32(dst, 0) // totalSize, set by EndBatchElement
+	dst = be.AppendUint32(dst, 0) // magic
+	dst = be.AppendUint32(dst, 0) // bodyCRC
+	dst = be.AppendUint32(dst, uint32(flag))
+	dst = be.AppendUint32(dst, uint32(len(body)))
+	dst = append(dst, body...)
+	dst = be.AppendUint16(dst, 0) // propertiesLength, set by EndBatchElement
+	return dst, start
+}
+
+// EndBatchElement completes the element that starts at dst[start:]: it
+// writes its totalSize and propertiesLength. A properties string over
+// MaxPropertiesLength fails with ErrPropertiesTooLong.
+func EndBatchElement(dst []byte, start int) ([]byte, error) {
+	be := binary.BigEndian
+	pstart := start + batchHeaderSize + int(be.Uint32(dst[start+16:])) + 2
+	plen := len(dst) - pstart
+	if plen > MaxPropertiesLength {
+		return dst, ErrPropertiesTooLong
+	}
+	be.PutUint32(dst[start:], uint32(len(dst)-start))
+	be.PutUint16(dst[pstart-2:], uint16(plen))
 	return dst, nil
 }
 
@@ -105,13 +131,13 @@ func DecodeBatchElements(body []byte) ([]BatchElement, error) {
 
 // DecodeBatch decodes a batch body into messages with parsed properties
 // (Topic is left empty). Bodies alias body.
-func DecodeBatch(body []byte) ([]*Message, error) {
+func DecodeBatch(body []byte) ([]*rocketmq.Message, error) {
 	els, err := DecodeBatchElements(body)
 	if err != nil || len(els) == 0 {
 		return nil, err
 	}
-	msgs := make([]Message, len(els))
-	out := make([]*Message, len(els))
+	msgs := make([]rocketmq.Message, len(els))
+	out := make([]*rocketmq.Message, len(els))
 	for i := range els {
 		m := &msgs[i]
 		m.Flag = els[i].Flag

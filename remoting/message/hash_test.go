@@ -1,4 +1,4 @@
-package rocketmq
+package message
 
 import (
 	"slices"
@@ -42,8 +42,8 @@ func TestTagHashJavaVectors(t *testing.T) {
 				t.Fatal("vector inconsistent")
 			}
 			units := utf16.Encode([]rune(tag))
-			if len(units) != c.UTF16Length || javaLength(tag) != c.UTF16Length {
-				t.Errorf("UTF-16 length %d / %d, want %d", len(units), javaLength(tag), c.UTF16Length)
+			if len(units) != c.UTF16Length {
+				t.Errorf("UTF-16 length %d, want %d", len(units), c.UTF16Length)
 			}
 			if c.UTF16 != nil {
 				for j, u := range units {

@@ -1,4 +1,4 @@
-package rocketmq
+package broker
 
 import (
 	"errors"
@@ -7,6 +7,10 @@ import (
 	"strings"
 	"time"
 )
+
+// ScheduleQueueNums is the number of queues of SCHEDULE_TOPIC_XXXX (one per
+// default delay level).
+const ScheduleQueueNums = 18
 
 // DefaultDelayLevelString is the broker's default messageDelayLevel.
 const DefaultDelayLevelString = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
@@ -58,9 +62,6 @@ func ParseDelayLevels(s string) ([]time.Duration, error) {
 
 // DelayLevelQueueID returns the SCHEDULE_TOPIC_XXXX queue of a level.
 func DelayLevelQueueID(level int) int { return level - 1 }
-
-// QueueIDDelayLevel returns the level whose messages wait in queue id.
-func QueueIDDelayLevel(queueID int) int { return queueID + 1 }
 
 // DelayDeliverTimestamp returns when a message stored at storeMs with delay
 // level is due (the consume-queue tagsCode of a parked message). An unknown

@@ -1,4 +1,4 @@
-package rocketmq
+package message
 
 import (
 	"encoding/binary"
@@ -7,13 +7,20 @@ import (
 	"net/netip"
 )
 
-// Magic codes of the stored record layout (PROTOCOL.md §5.5).
+// Magic codes of the stored record layout (docs/PROTOCOL.md §5.5) and of
+// the blank marker that fills the unused end of a commit-log segment
+// (docs/PROTOCOL.md §10.1).
 const (
-	MagicV1 int32 = -626843481 // 0xDAA320A7: 1-byte topic length
-	MagicV2 int32 = -626843477 // 0xDAA320AB: 2-byte topic length (5.1+)
+	MagicV1    int32 = -626843481 // 0xDAA320A7: 1-byte topic length
+	MagicV2    int32 = -626843477 // 0xDAA320AB: 2-byte topic length (5.1+)
+	MagicBlank int32 = -875286124 // 0xCBD43194
 )
 
-// Message sysFlag bits (PROTOCOL.md §5.3).
+// BlankMinSize is the room a record must leave at the end of a segment for
+// the blank marker (totalSize + magic).
+const BlankMinSize = 8
+
+// Message sysFlag bits (docs/PROTOCOL.md §5.3).
 const (
 	FlagCompressed        int32 = 0x1
 	FlagMultiTags         int32 = 0x2
@@ -46,17 +53,11 @@ const (
 	RecordPosBornHost       = 48
 )
 
-// MaxPropertiesLength is the largest properties string a record can carry.
-const MaxPropertiesLength = 32767
-
-var (
-	ErrTopicTooLong      = errors.New("rocketmq: topic longer than 32767 bytes")
-	ErrPropertiesTooLong = errors.New("rocketmq: properties longer than 32767 bytes")
-	ErrInvalidHost       = errors.New("rocketmq: host address is neither IPv4 nor IPv6")
-)
+// ErrTopicTooLong reports a topic whose length does not fit a record.
+var ErrTopicTooLong = errors.New("rocketmq: topic longer than 32767 bytes")
 
 // RecordFields are the fields of one stored record with the properties
-// already encoded (PROTOCOL.md §5.1). The broker builds records from these
+// already encoded (docs/PROTOCOL.md §5.1). The broker builds records from these
 // without going through a properties map.
 type RecordFields struct {
 	QueueID                   int32
@@ -101,7 +102,7 @@ func (f *RecordFields) RecordSize() int {
 		4 + len(f.Body) + topicLen + len(f.Topic) + 2 + len(f.Properties)
 }
 
-// AppendRecord appends f in the stored record layout of PROTOCOL.md §5.5.
+// AppendRecord appends f in the stored record layout of docs/PROTOCOL.md §5.5.
 // Topics up to 127 bytes get magic v1, longer ones v2. The body CRC is
 // computed here. The returned sysFlag has the host v6 bits set as written.
 func (f *RecordFields) AppendRecord(dst []byte) ([]byte, int32, error) {
