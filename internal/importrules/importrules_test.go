@@ -91,11 +91,12 @@ func isServer(path string) bool {
 
 // isHarness reports packages that exist to run the servers or to join
 // them with clients: the public test harness, the binaries, end-to-end
-// test packages and the loopback benchmarks.
+// test packages, the loopback benchmarks and the quickstart program, which
+// starts a cluster of its own through rmqtest.
 func isHarness(path string) bool {
 	r := rel(path)
 	return r == "rmqtest" || strings.HasPrefix(r, "rmqtest/") || strings.HasPrefix(r, "cmd/") ||
-		r == "e2e" || strings.HasSuffix(r, "/e2e") || r == "internal/wirebench"
+		r == "e2e" || strings.HasSuffix(r, "/e2e") || r == "internal/wirebench" || r == "examples/quickstart"
 }
 
 // isCodec reports the codec: the module root and remoting with its
