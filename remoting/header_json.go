@@ -107,77 +107,10 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	return append(dst, '}')
 }
 
-// jsonSpecial marks bytes that may need escaping: control characters, '"',
-// '\\', DEL, and the lead bytes of U+0080..U+009F (0xC2) and U+2028/2029
-// (0xE2), which fastjson also writes as \uXXXX.
-var jsonSpecial = [256]bool{
-	0: true, 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true,
-	8: true, 9: true, 10: true, 11: true, 12: true, 13: true, 14: true, 15: true,
-	16: true, 17: true, 18: true, 19: true, 20: true, 21: true, 22: true, 23: true,
-	24: true, 25: true, 26: true, 27: true, 28: true, 29: true, 30: true, 31: true,
-	'"': true, '\\': true, 0x7f: true, 0xc2: true, 0xe2: true,
-}
-
-// appendJSONString writes s quoted, escaped as fastjson's default writer
-// does. Bytes that are not valid UTF-8 are copied as they are.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if !jsonSpecial[b] {
-			i++
-			continue
-		}
-		switch {
-		case b == 0xc2:
-			// U+0080..U+009F are C2 80..C2 9F.
-			if i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f {
-				dst = append(dst, s[start:i]...)
-				dst = fjAppendU(dst, rune(s[i+1]))
-				i += 2
-				start = i
-				continue
-			}
-			i++
-			continue
-		case b == 0xe2:
-			// U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
-			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
-				dst = append(dst, s[start:i]...)
-				dst = fjAppendU(dst, 0x2028+rune(s[i+2]-0xa8))
-				i += 3
-				start = i
-				continue
-			}
-			i++
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default: // other controls and DEL
-			dst = fjAppendU(dst, rune(b))
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendJSONString writes s quoted, escaped as fastjson's default
+// SerializeWriter does for a header. Bytes that are not valid UTF-8 are
+// copied as they are.
+func appendJSONString(dst []byte, s string) []byte { return fjAppendString(dst, s, jsonHeaderStyle) }
 
 // maxJSONDepth bounds nesting inside skipped unknown members.
 const maxJSONDepth = 64
