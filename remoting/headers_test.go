@@ -704,3 +704,30 @@ func TestSendV1SlotMatchesKeys(t *testing.T) {
 		}
 	}
 }
+
+// DELETE_SUBSCRIPTIONGROUP's offset flag is "removeOffset" in 4.9.8 and
+// "cleanOffset" in 5.x: either one set to true reads as true.
+func TestDeleteSubscriptionGroupOffsetFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		ext  ExtFields
+		want bool
+	}{
+		{"4.9.8 true", ExtFields{{"groupName", "G"}, {"removeOffset", "true"}}, true},
+		{"5.x true", ExtFields{{"groupName", "G"}, {"cleanOffset", "true"}}, true},
+		{"both false", ExtFields{{"groupName", "G"}, {"removeOffset", "false"}, {"cleanOffset", "false"}}, false},
+		{"one of two", ExtFields{{"groupName", "G"}, {"removeOffset", "true"}, {"cleanOffset", "false"}}, true},
+		{"absent", ExtFields{{"groupName", "G"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := DeleteSubscriptionGroupRequestHeader{GroupName: "old", CleanOffset: true}
+			if err := h.FromExt(tt.ext); err != nil {
+				t.Fatal(err)
+			}
+			if h.GroupName != "G" || h.CleanOffset != tt.want {
+				t.Fatalf("got %+v, want CleanOffset %v", h, tt.want)
+			}
+		})
+	}
+}
