@@ -2,13 +2,14 @@ package store
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+
+	jsoniter "github.com/json-iterator/go"
 )
 
 // QueryResult is the answer of QueryByKey.
@@ -141,7 +142,7 @@ func (s *Store) loadDeleted() error {
 		return nil
 	}
 	if err == nil {
-		err = json.Unmarshal(b, &s.deleted)
+		err = jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(b, &s.deleted)
 	}
 	if err != nil {
 		return fmt.Errorf("rocketmq: store: read %s: %w", deletedTopicsFile, err)
@@ -150,7 +151,7 @@ func (s *Store) loadDeleted() error {
 }
 
 func (s *Store) saveDeleted() error {
-	b, err := json.Marshal(s.deleted)
+	b, err := jsoniter.ConfigCompatibleWithStandardLibrary.Marshal(s.deleted)
 	if err != nil {
 		return err
 	}
