@@ -1,6 +1,7 @@
 package remoting
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"strconv"
@@ -118,20 +119,27 @@ func (r *fjReader) str() string {
 	return string(b)
 }
 
+// numText reads the text of a number, bare or quoted (trimmed); ok is
+// false for null, "" and after a failure, which all read as 0.
+func (r *fjReader) numText() ([]byte, bool) {
+	b, quoted, ok := r.scalar()
+	if !ok || r.failed {
+		return nil, false
+	}
+	if quoted {
+		b = bytes.TrimSpace(b)
+	}
+	return b, len(b) != 0
+}
+
 // int reads an integer within bits; quoted numbers, booleans (1/0) and
 // decimals (truncated) are accepted like fastjson does. null and "" are 0.
 func (r *fjReader) int(bits int) int64 {
-	b, quoted, ok := r.scalar()
-	if !ok || r.failed {
+	b, ok := r.numText()
+	if !ok {
 		return 0
 	}
 	s := string(b)
-	if quoted {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return 0
-		}
-	}
 	switch s {
 	case "true":
 		return 1
@@ -156,17 +164,11 @@ func (r *fjReader) i32() int32 { return int32(r.int(32)) }
 
 // f64 reads a number; quoted numbers are accepted, null is 0.
 func (r *fjReader) f64() float64 {
-	b, quoted, ok := r.scalar()
-	if !ok || r.failed {
+	b, ok := r.numText()
+	if !ok {
 		return 0
 	}
 	s := string(b)
-	if quoted {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return 0
-		}
-	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		r.fail("bad number " + strconv.Quote(s))
@@ -213,4 +215,14 @@ func fjReadStrMap[V any](r *fjReader, val func() V) map[string]V {
 		m[key] = val()
 	})
 	return m
+}
+
+// fjReadArr reads an array into *dst, each element by decode (a decode
+// method); an empty array gives nil.
+func fjReadArr[T any](r *fjReader, dst *[]T, decode func(*T, *fjReader)) {
+	*dst = nil
+	r.array(func() {
+		*dst = append(*dst, *new(T))
+		decode(&(*dst)[len(*dst)-1], r)
+	})
 }

@@ -122,43 +122,30 @@ func (s *jsonScan) enter() bool {
 // key with key; fn must consume the member's value. null is an empty
 // object.
 func (s *jsonScan) object(key func() []byte, fn func(key []byte)) {
-	if s.null() || s.failed {
-		return
-	}
-	if !s.expect('{') || !s.enter() {
-		return
-	}
-	first := true
-	for !s.failed {
-		if s.peek() == '}' {
-			s.pos++
-			break
-		}
-		if !first && !s.expect(',') {
-			break
-		}
-		first = false
+	s.seq('{', '}', func() {
 		k := key()
-		if !s.expect(':') {
-			break
+		if s.expect(':') {
+			fn(k)
 		}
-		fn(k)
-	}
-	s.depth--
+	})
 }
 
 // array calls fn once per element; fn must consume the element. null is an
 // empty array.
-func (s *jsonScan) array(fn func()) {
+func (s *jsonScan) array(fn func()) { s.seq('[', ']', fn) }
+
+// seq reads open, elements separated by commas, each read by elem, and
+// close; null stands for an empty sequence.
+func (s *jsonScan) seq(open, close byte, elem func()) {
 	if s.null() || s.failed {
 		return
 	}
-	if !s.expect('[') || !s.enter() {
+	if !s.expect(open) || !s.enter() {
 		return
 	}
 	first := true
 	for !s.failed {
-		if s.peek() == ']' {
+		if s.peek() == close {
 			s.pos++
 			break
 		}
@@ -166,7 +153,7 @@ func (s *jsonScan) array(fn func()) {
 			break
 		}
 		first = false
-		fn()
+		elem()
 	}
 	s.depth--
 }

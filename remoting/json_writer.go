@@ -398,3 +398,13 @@ func fjAppendDouble(dst []byte, v float64) []byte {
 	}
 	return append(dst, exp...)
 }
+
+// fjWriteArr writes an array of n elements, element i by elem.
+func fjWriteArr(w *fjWriter, n int, elem func(i int)) {
+	w.openArr()
+	for i := range n {
+		w.elem()
+		elem(i)
+	}
+	w.closeArr()
+}
