@@ -138,12 +138,10 @@ func (r *jsonReader) str() string {
 	if !r.isQuote() {
 		return ""
 	}
-	var stack [256]byte
-	v, from := r.quoted(stack[:0])
-	if from >= 0 {
-		return r.own(from, from+len(v))
+	if from, to, ok := r.rawString(); ok {
+		return r.own(from, to)
 	}
-	return string(v)
+	return r.unescaped()
 }
 
 // strView is str for a string that is only looked at (a name): without
@@ -152,11 +150,17 @@ func (r *jsonReader) strView() string {
 	if !r.isQuote() {
 		return ""
 	}
-	var stack [256]byte
-	v, from := r.quoted(stack[:0])
-	if from >= 0 {
-		return r.s[from : from+len(v)]
+	if from, to, ok := r.rawString(); ok {
+		return r.s[from:to]
 	}
+	return r.unescaped()
+}
+
+// unescaped reads a string with escapes, built in a stack buffer when it
+// fits so that the only allocation is the final string.
+func (r *jsonReader) unescaped() string {
+	var stack [256]byte
+	v, _ := r.quoted(stack[:0])
 	return string(v)
 }
 
@@ -168,19 +172,20 @@ func (r *jsonReader) isQuote() bool {
 	return false
 }
 
-// number reads a bare token that must be a number and returns a view of it.
+// number returns the raw text of a JSON number at r.pos.
 func (r *jsonReader) number() string {
-	from := r.pos
-	r.bare()
-	t := r.s[from:r.pos]
-	for i := 0; i < len(t); i++ {
-		if c := t[i]; (c < '0' || c > '9') && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-' {
-			r.pos = from + i
-			r.fail("expected number")
-			return ""
+	start := r.pos
+	for r.pos < len(r.data) {
+		if c := r.data[r.pos]; (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
+			r.pos++
+			continue
 		}
+		break
 	}
-	return t
+	if r.pos == start {
+		r.fail("expected number")
+	}
+	return r.s[start:r.pos]
 }
 
 // int32Value reads an int field: a number, a quoted number (fastjson

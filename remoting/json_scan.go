@@ -235,6 +235,24 @@ func (s *jsonScan) skipQuoted() {
 	}
 }
 
+// rawString reads the quoted string at s.pos when it has no escapes and
+// returns its offsets; ok is false, with s.pos unchanged, when it has one.
+func (s *jsonScan) rawString() (from, to int, ok bool) {
+	q := s.data[s.pos]
+	start := s.pos + 1
+	i := indexQuoteOrBackslash(s.data, start, q)
+	switch {
+	case i < 0:
+		s.pos = len(s.data)
+		s.fail("unterminated string")
+		return start, start, true
+	case s.data[i] == q:
+		s.pos = i + 1
+		return start, i, true
+	}
+	return 0, 0, false
+}
+
 // quoted reads the string at s.pos, in double or single quotes. Without escapes
 // it returns a view of the input and its offset from; otherwise the string
 // unescaped, appended to buf[:0], and from = -1. Raw control characters are
