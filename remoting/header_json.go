@@ -135,9 +135,6 @@ func (r *jsonReader) own(from, to int) string {
 
 // str reads a string, unescaping if needed, as a string of its own.
 func (r *jsonReader) str() string {
-	if !r.isQuote() {
-		return ""
-	}
 	if from, to, ok := r.rawString(); ok {
 		return r.own(from, to)
 	}
@@ -147,9 +144,6 @@ func (r *jsonReader) str() string {
 // strView is str for a string that is only looked at (a name): without
 // escapes it is a view of the input, valid only during the decode.
 func (r *jsonReader) strView() string {
-	if !r.isQuote() {
-		return ""
-	}
 	if from, to, ok := r.rawString(); ok {
 		return r.s[from:to]
 	}
@@ -162,14 +156,6 @@ func (r *jsonReader) unescaped() string {
 	var stack [256]byte
 	v, _ := r.quoted(stack[:0])
 	return string(v)
-}
-
-func (r *jsonReader) isQuote() bool {
-	if c := r.peek(); c == '"' || c == '\'' {
-		return true
-	}
-	r.fail("expected string")
-	return false
 }
 
 // number returns the raw text of a JSON number at r.pos.

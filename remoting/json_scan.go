@@ -235,10 +235,15 @@ func (s *jsonScan) skipQuoted() {
 	}
 }
 
-// rawString reads the quoted string at s.pos when it has no escapes and
-// returns its offsets; ok is false, with s.pos unchanged, when it has one.
+// rawString reads the next value, which must be a quoted string, when it
+// has no escapes and returns its offsets; ok is false, with s.pos at the
+// opening quote, when it has one.
 func (s *jsonScan) rawString() (from, to int, ok bool) {
-	q := s.data[s.pos]
+	q := s.peek()
+	if q != '"' && q != '\'' {
+		s.fail("expected string")
+		return s.pos, s.pos, true
+	}
 	start := s.pos + 1
 	i := indexQuoteOrBackslash(s.data, start, q)
 	switch {
