@@ -15,8 +15,8 @@ var ErrMalformedBody = errors.New("rocketmq: malformed body")
 const fjMaxDepth = 256
 
 // fjReader reads the JSON that Java's fastjson writes and reads
-// (PROTOCOL.md §4.1) on the package's JSON scanner. Besides standard JSON
-// it accepts:
+// (docs/PROTOCOL.md §4.1) on the package's JSON scanner. Besides standard
+// JSON it accepts:
 //   - object keys that are bare tokens ({0:"a"}) or object/array literals
 //     ({{"brokerName":"b","queueId":0,"topic":"T"}:12}), which fastjson
 //     writes for Map<Integer,…> and Map<MessageQueue,…>;

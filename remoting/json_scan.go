@@ -11,11 +11,12 @@ import (
 // jsonScan is the package's one JSON tokenizer. The frame-header decoder
 // (header_json.go) and the body reader (json_reader.go) are built on it.
 //
-// It reads what fastjson's lexer reads (PROTOCOL.md §4.1): besides standard
-// JSON, single-quoted strings, the \x escape, raw control characters in
-// strings and bare (unquoted) tokens, which its users interpret. The error
-// is sticky: the first failure is kept with its offset, every later step is
-// a no-op, and the user turns it into its own error type once at the end.
+// It reads what fastjson's lexer reads (docs/PROTOCOL.md §4.1): besides
+// standard JSON, single-quoted strings, the \x escape, raw control
+// characters in strings and bare (unquoted) tokens, which its users
+// interpret. The error is sticky: the first failure is kept with its
+// offset, every later step is a no-op, and the user turns it into its own
+// error type once at the end.
 //
 // Nothing it returns is a copy: a string without escapes is a view of the
 // input, so the caller decides what to keep and copies only that.
