@@ -203,11 +203,14 @@ func hdrAppendAt(ext ExtFields, base unsafe.Pointer, t []hdrField) ExtFields {
 	return ext
 }
 
-// hdrRead resets *h and fills it from ext.
+// hdrRead resets *h and fills it from ext. Of several bad fields it
+// reports the one declared first, as Java's checkFields does.
 func hdrRead[H any](ext ExtFields, h *H, t []hdrField) error {
 	var zero H
 	*h = zero
 	r := hdrReader{ext: ext}
+	var err error
+	errOff := ^uintptr(0)
 	base := unsafe.Pointer(h)
 	for i := range t {
 		f := &t[i]
@@ -246,8 +249,14 @@ func hdrRead[H any](ext ExtFields, h *H, t []hdrField) error {
 		case hdrKOptBool:
 			*(**bool)(p) = r.optBoolAt(j)
 		}
+		if r.err != nil {
+			if f.off < errOff {
+				err, errOff = r.err, f.off
+			}
+			r.err = nil
+		}
 	}
-	return r.err
+	return err
 }
 
 // hdrReader decodes extFields with a sticky error: the first failure is

@@ -731,3 +731,20 @@ func TestDeleteSubscriptionGroupOffsetFlag(t *testing.T) {
 		})
 	}
 }
+
+// With every field absent, the error names the first required field in
+// declaration order, the one Java's checkFields reports.
+func TestHeaderMissingFieldsReportsFirstDeclared(t *testing.T) {
+	for _, tt := range hdrCases() {
+		if len(tt.required) == 0 {
+			continue
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			var fe *HeaderFieldError
+			err := tt.newEmpty().FromExt(ExtFields{})
+			if !errors.As(err, &fe) || fe.Field != tt.required[0] {
+				t.Fatalf("got %v, want the missing field %s", err, tt.required[0])
+			}
+		})
+	}
+}
