@@ -284,21 +284,12 @@ func (c *Connection) decode(r *fjReader) {
 }
 
 func fjWriteConns(w *fjWriter, conns []Connection) {
-	w.openArr()
-	for i := range conns {
-		w.elem()
-		conns[i].write(w)
-	}
-	w.closeArr()
+	fjWriteArr(w, len(conns), func(i int) { conns[i].write(w) })
 }
 
 func fjReadConns(r *fjReader) []Connection {
 	var out []Connection
-	r.array(func() {
-		var c Connection
-		c.decode(r)
-		out = append(out, c)
-	})
+	fjReadArr(r, &out, (*Connection).decode)
 	return out
 }
 

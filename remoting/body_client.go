@@ -72,12 +72,7 @@ func (h *HeartbeatData) write(w *fjWriter) {
 	w.open()
 	w.fStr("clientID", h.ClientID)
 	w.key("consumerDataSet")
-	w.openArr()
-	for i := range h.ConsumerDataSet {
-		w.elem()
-		h.ConsumerDataSet[i].write(w)
-	}
-	w.closeArr()
+	fjWriteArr(w, len(h.ConsumerDataSet), func(i int) { h.ConsumerDataSet[i].write(w) })
 	if h.HeartbeatFingerprint != 0 {
 		w.fI32("heartbeatFingerprint", h.HeartbeatFingerprint)
 	}
@@ -116,12 +111,7 @@ func (h *HeartbeatData) decode(r *fjReader) {
 				h.ProducerDataSet = append(h.ProducerDataSet, p)
 			})
 		case "consumerDataSet":
-			h.ConsumerDataSet = nil
-			r.array(func() {
-				var c ConsumerData
-				c.decode(r)
-				h.ConsumerDataSet = append(h.ConsumerDataSet, c)
-			})
+			fjReadArr(r, &h.ConsumerDataSet, (*ConsumerData).decode)
 		case "heartbeatFingerprint":
 			h.HeartbeatFingerprint = r.i32()
 		case "withoutSub":
@@ -139,12 +129,7 @@ func (c *ConsumerData) write(w *fjWriter) {
 	w.fStr("groupName", c.GroupName)
 	w.fOptStr("messageModel", c.MessageModel)
 	w.key("subscriptionDataSet")
-	w.openArr()
-	for i := range c.SubscriptionDataSet {
-		w.elem()
-		c.SubscriptionDataSet[i].write(w)
-	}
-	w.closeArr()
+	fjWriteArr(w, len(c.SubscriptionDataSet), func(i int) { c.SubscriptionDataSet[i].write(w) })
 	w.fBool("unitMode", c.UnitMode)
 	w.close()
 }
@@ -173,21 +158,12 @@ func (c *ConsumerData) decode(r *fjReader) {
 
 func fjReadSubs(r *fjReader) []SubscriptionData {
 	var out []SubscriptionData
-	r.array(func() {
-		var s SubscriptionData
-		s.decode(r)
-		out = append(out, s)
-	})
+	fjReadArr(r, &out, (*SubscriptionData).decode)
 	return out
 }
 
 func fjWriteSubs(w *fjWriter, subs []SubscriptionData) {
-	w.openArr()
-	for i := range subs {
-		w.elem()
-		subs[i].write(w)
-	}
-	w.closeArr()
+	fjWriteArr(w, len(subs), func(i int) { subs[i].write(w) })
 }
 
 func (s *SubscriptionData) write(w *fjWriter) {

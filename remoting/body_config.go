@@ -179,10 +179,7 @@ type ConsumerOffsetSerializeWrapper struct {
 func (c *ConsumerOffsetSerializeWrapper) AppendJSON(dst []byte, style JSONStyle) []byte {
 	w := fjWriter{b: dst, style: style}
 	w.open()
-	if c.DataVersion != nil {
-		w.key("dataVersion")
-		c.DataVersion.write(&w)
-	}
+	fjWriteOptDataVersion(&w, c.DataVersion)
 	w.key("offsetTable")
 	w.open()
 	for _, k := range fjSortedKeys(c.OffsetTable) {
@@ -203,11 +200,7 @@ func (c *ConsumerOffsetSerializeWrapper) DecodeJSON(data []byte) error {
 			case "offsetTable":
 				c.OffsetTable = fjReadStrMap(r, func() map[int32]int64 { return fjReadInt32Map(r, r.i64) })
 			case "dataVersion":
-				if r.null() {
-					return
-				}
-				c.DataVersion = new(DataVersion)
-				c.DataVersion.decode(r)
+				c.DataVersion = fjReadOptDataVersion(r)
 			default:
 				r.skip()
 			}
@@ -227,10 +220,7 @@ type DelayOffsetSerializeWrapper struct {
 func (d *DelayOffsetSerializeWrapper) AppendJSON(dst []byte, style JSONStyle) []byte {
 	w := fjWriter{b: dst, style: style}
 	w.open()
-	if d.DataVersion != nil {
-		w.key("dataVersion")
-		d.DataVersion.write(&w)
-	}
+	fjWriteOptDataVersion(&w, d.DataVersion)
 	w.key("offsetTable")
 	fjWriteInt32Map(&w, d.OffsetTable)
 	w.close()
@@ -246,11 +236,7 @@ func (d *DelayOffsetSerializeWrapper) DecodeJSON(data []byte) error {
 			case "offsetTable":
 				d.OffsetTable = fjReadInt32Map(r, r.i64)
 			case "dataVersion":
-				if r.null() {
-					return
-				}
-				d.DataVersion = new(DataVersion)
-				d.DataVersion.decode(r)
+				d.DataVersion = fjReadOptDataVersion(r)
 			default:
 				r.skip()
 			}

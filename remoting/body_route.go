@@ -68,22 +68,12 @@ func (t *TopicRouteData) DecodeJSON(data []byte) error { return fjDecode(data, t
 func (t *TopicRouteData) write(w *fjWriter) {
 	w.open()
 	w.key("brokerDatas")
-	w.openArr()
-	for i := range t.BrokerDatas {
-		w.elem()
-		t.BrokerDatas[i].write(w)
-	}
-	w.closeArr()
+	fjWriteArr(w, len(t.BrokerDatas), func(i int) { t.BrokerDatas[i].write(w) })
 	w.key("filterServerTable")
 	fjWriteStrListMap(w, t.FilterServerTable)
 	w.fOptStr("orderTopicConf", t.OrderTopicConf)
 	w.key("queueDatas")
-	w.openArr()
-	for i := range t.QueueDatas {
-		w.elem()
-		t.QueueDatas[i].write(w)
-	}
-	w.closeArr()
+	fjWriteArr(w, len(t.QueueDatas), func(i int) { t.QueueDatas[i].write(w) })
 	w.fRaw("topicQueueMappingByBroker", t.TopicQueueMappingByBroker)
 	w.close()
 }
@@ -95,19 +85,9 @@ func (t *TopicRouteData) decode(r *fjReader) {
 		case "orderTopicConf":
 			t.OrderTopicConf = r.str()
 		case "queueDatas":
-			t.QueueDatas = nil
-			r.array(func() {
-				var q QueueData
-				q.decode(r)
-				t.QueueDatas = append(t.QueueDatas, q)
-			})
+			fjReadArr(r, &t.QueueDatas, (*QueueData).decode)
 		case "brokerDatas":
-			t.BrokerDatas = nil
-			r.array(func() {
-				var b BrokerData
-				b.decode(r)
-				t.BrokerDatas = append(t.BrokerDatas, b)
-			})
+			fjReadArr(r, &t.BrokerDatas, (*BrokerData).decode)
 		case "filterServerTable":
 			t.FilterServerTable = fjReadStrListMap(r)
 		case "topicQueueMappingByBroker":

@@ -166,6 +166,24 @@ func (d *DataVersion) write(w *fjWriter) {
 	w.close()
 }
 
+// fjWriteOptDataVersion writes the 5.x dataVersion member if dv is set.
+func fjWriteOptDataVersion(w *fjWriter, dv *DataVersion) {
+	if dv != nil {
+		w.key("dataVersion")
+		dv.write(w)
+	}
+}
+
+// fjReadOptDataVersion reads a 5.x dataVersion member, which may be null.
+func fjReadOptDataVersion(r *fjReader) *DataVersion {
+	if r.null() {
+		return nil
+	}
+	dv := new(DataVersion)
+	dv.decode(r)
+	return dv
+}
+
 func (d *DataVersion) decode(r *fjReader) {
 	*d = DataVersion{}
 	r.object(func(k []byte) {

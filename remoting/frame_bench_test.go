@@ -90,3 +90,51 @@ func BenchmarkDecodePullResponseHeader(b *testing.B) {
 		}
 	})
 }
+
+// benchHeaders are the typed headers of the send and pull paths that go
+// through the field-list codec.
+func benchHeaders() []struct {
+	name string
+	h    CustomHeader
+	new  func() CustomHeader
+} {
+	return []struct {
+		name string
+		h    CustomHeader
+		new  func() CustomHeader
+	}{
+		{"SendResponse", &SendMessageResponseHeader{MsgID: "0A0000010000277100000000000004D2", QueueID: 3, QueueOffset: 1234, TransactionID: Ptr("7F0000010001")},
+			func() CustomHeader { return new(SendMessageResponseHeader) }},
+		{"PullResponse", &PullMessageResponseHeader{SuggestWhichBrokerID: 0, NextBeginOffset: 1234, MinOffset: 0, MaxOffset: 5678},
+			func() CustomHeader { return new(PullMessageResponseHeader) }},
+		{"QueryConsumerOffset", &QueryConsumerOffsetRequestHeader{ConsumerGroup: "G", Topic: "T", QueueID: 2},
+			func() CustomHeader { return new(QueryConsumerOffsetRequestHeader) }},
+	}
+}
+
+func BenchmarkHeaderAppendExt(b *testing.B) {
+	for _, tt := range benchHeaders() {
+		b.Run(tt.name, func(b *testing.B) {
+			ext := make(ExtFields, 0, 16)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				ext = tt.h.AppendExt(ext[:0])
+			}
+		})
+	}
+}
+
+func BenchmarkHeaderFromExt(b *testing.B) {
+	for _, tt := range benchHeaders() {
+		b.Run(tt.name, func(b *testing.B) {
+			ext := tt.h.AppendExt(nil)
+			h := tt.new()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if err := h.FromExt(ext); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

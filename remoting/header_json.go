@@ -1,12 +1,8 @@
 package remoting
 
 import (
-	"encoding/binary"
 	"math"
-	"math/bits"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
 	"unsafe"
 )
 
@@ -111,324 +107,71 @@ func appendJSONHeader(dst []byte, c *Command) []byte {
 	return append(dst, '}')
 }
 
-// jsonSpecial marks bytes that may need escaping: control characters, '"',
-// '\\', DEL, and the lead bytes of U+0080..U+009F (0xC2) and U+2028/2029
-// (0xE2), which fastjson also writes as \uXXXX.
-var jsonSpecial = [256]bool{
-	0: true, 1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true,
-	8: true, 9: true, 10: true, 11: true, 12: true, 13: true, 14: true, 15: true,
-	16: true, 17: true, 18: true, 19: true, 20: true, 21: true, 22: true, 23: true,
-	24: true, 25: true, 26: true, 27: true, 28: true, 29: true, 30: true, 31: true,
-	'"': true, '\\': true, 0x7f: true, 0xc2: true, 0xe2: true,
-}
-
-// appendJSONString writes s quoted, escaped as fastjson's default writer
-// does. Bytes that are not valid UTF-8 are copied as they are.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if !jsonSpecial[b] {
-			i++
-			continue
-		}
-		switch {
-		case b == 0xc2:
-			// U+0080..U+009F are C2 80..C2 9F.
-			if i+1 < len(s) && s[i+1] >= 0x80 && s[i+1] <= 0x9f {
-				dst = append(dst, s[start:i]...)
-				dst = fjAppendU(dst, rune(s[i+1]))
-				i += 2
-				start = i
-				continue
-			}
-			i++
-			continue
-		case b == 0xe2:
-			// U+2028 / U+2029 are E2 80 A8 / E2 80 A9.
-			if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9) {
-				dst = append(dst, s[start:i]...)
-				dst = fjAppendU(dst, 0x2028+rune(s[i+2]-0xa8))
-				i += 3
-				start = i
-				continue
-			}
-			i++
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch b {
-		case '"':
-			dst = append(dst, '\\', '"')
-		case '\\':
-			dst = append(dst, '\\', '\\')
-		case '\b':
-			dst = append(dst, '\\', 'b')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\f':
-			dst = append(dst, '\\', 'f')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		default: // other controls and DEL
-			dst = fjAppendU(dst, rune(b))
-		}
-		i++
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendJSONString writes s quoted, escaped as fastjson's default
+// SerializeWriter does for a header. Bytes that are not valid UTF-8 are
+// copied as they are.
+func appendJSONString(dst []byte, s string) []byte { return fjAppendString(dst, s, jsonHeaderStyle) }
 
 // maxJSONDepth bounds nesting inside skipped unknown members.
 const maxJSONDepth = 64
 
-// jsonReader is a sticky-error scanner over one header. It scans s, which
-// may be a view of b (decodeJSON); strings it returns are substrings of o,
-// one copy of the header made when the first string is kept, so a header
-// costs at most one allocation for its strings, and none when it has only
-// numbers and names (a plain response).
+// jsonReader decodes one header on the package's JSON scanner. Strings it
+// keeps are substrings of o, one copy of the header made when the first
+// string is kept, so a header costs at most one allocation for its
+// strings, and none when it has only numbers and names (a plain response).
 type jsonReader struct {
-	b   []byte // the header, read-only
-	s   string // b's bytes, same offsets; only valid during the decode
-	o   string // the copy kept strings point into; "" until needed
-	i   int
-	err error
+	jsonScan
+	s string // data's bytes, same offsets; only valid during the decode
+	o string // the copy kept strings point into; "" until needed
 }
 
-// own returns s[from:to] as a string that does not alias b.
+// own returns data[from:to] as a string that does not alias data.
 func (r *jsonReader) own(from, to int) string {
 	if r.o == "" {
-		r.o = string(r.b)
+		r.o = string(r.data)
 	}
 	return r.o[from:to]
 }
 
-func (r *jsonReader) fail(msg string) {
-	if r.err == nil {
-		r.err = malformed("JSON header: " + msg + " at offset " + strconv.Itoa(r.i))
-	}
-}
-
-func (r *jsonReader) ws() {
-	for r.i < len(r.s) {
-		switch r.s[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return
-		}
-	}
-}
-
-// peek returns the next non-space byte, or 0 at the end.
-func (r *jsonReader) peek() byte {
-	if r.i < len(r.s) && r.s[r.i] > ' ' { // fast path: compact JSON
-		return r.s[r.i]
-	}
-	r.ws()
-	if r.err != nil || r.i >= len(r.s) {
-		return 0
-	}
-	return r.s[r.i]
-}
-
-func (r *jsonReader) expect(b byte) {
-	if r.peek() != b {
-		r.fail("expected " + strconv.QuoteRune(rune(b)))
-		return
-	}
-	r.i++
-}
-
-// literal consumes true, false or null.
-func (r *jsonReader) literal(word string) bool {
-	if len(r.s)-r.i >= len(word) && r.s[r.i:r.i+len(word)] == word {
-		r.i += len(word)
-		return true
-	}
-	return false
-}
-
-// str reads a string at r.i (the opening quote), unescaping if needed.
+// str reads a string, unescaping if needed, as a string of its own.
 func (r *jsonReader) str() string {
-	v, from, view := r.scanStr()
-	if view {
-		return r.own(from, from+len(v))
+	if from, to, ok := r.rawString(); ok {
+		return r.own(from, to)
 	}
-	return v
+	return r.unescaped()
 }
 
 // strView is str for a string that is only looked at (a name): without
 // escapes it is a view of the input, valid only during the decode.
 func (r *jsonReader) strView() string {
-	v, _, _ := r.scanStr()
-	return v
+	if from, to, ok := r.rawString(); ok {
+		return r.s[from:to]
+	}
+	return r.unescaped()
 }
 
-// scanStr reads a string; view says v is s[from:from+len(v)].
-func (r *jsonReader) scanStr() (v string, from int, view bool) {
-	if r.peek() != '"' {
-		r.fail("expected string")
-		return "", 0, false
-	}
-	r.i++
-	start := r.i
-	i := indexQuoteOrBackslash(r.b, start)
-	if i < 0 {
-		r.fail("unterminated string")
-		return "", 0, false
-	}
-	if r.b[i] == '\\' {
-		r.i = i
-		return r.strSlow(start), 0, false
-	}
-	// Raw control characters are tolerated, as fastjson does.
-	r.i = i + 1
-	return r.s[start:i], start, true
-}
-
-// indexQuoteOrBackslash returns the index of the first '"' or '\\' in b at
-// or after from, or -1. It tests eight bytes per step (the classic
-// has-zero-byte trick; the lowest flagged byte is always a true match).
-func indexQuoteOrBackslash(b []byte, from int) int {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	i := from
-	for ; i+8 <= len(b); i += 8 {
-		x := binary.LittleEndian.Uint64(b[i:])
-		q := x ^ (lo * '"')
-		s := x ^ (lo * '\\')
-		if m := ((q-lo)&^q | (s-lo)&^s) & hi; m != 0 {
-			return i + bits.TrailingZeros64(m)/8
-		}
-	}
-	for ; i < len(b); i++ {
-		if b[i] == '"' || b[i] == '\\' {
-			return i
-		}
-	}
-	return -1
-}
-
-// strSlow unescapes a string whose first backslash is at r.i, building it
-// in a stack buffer when it fits so that the only allocation is the final
-// string of the exact length.
-func (r *jsonReader) strSlow(start int) string {
+// unescaped reads a string with escapes, built in a stack buffer when it
+// fits so that the only allocation is the final string.
+func (r *jsonReader) unescaped() string {
 	var stack [256]byte
-	buf := append(stack[:0], r.s[start:r.i]...)
-	for r.i < len(r.s) {
-		c := r.s[r.i]
-		switch c {
-		case '"':
-			r.i++
-			return string(buf)
-		case '\\':
-			if r.i+1 >= len(r.s) {
-				r.fail("truncated escape")
-				return ""
-			}
-			e := r.s[r.i+1]
-			r.i += 2
-			switch e {
-			case '"', '\\', '/', '\'':
-				buf = append(buf, e)
-			case 'b':
-				buf = append(buf, '\b')
-			case 'f':
-				buf = append(buf, '\f')
-			case 'n':
-				buf = append(buf, '\n')
-			case 'r':
-				buf = append(buf, '\r')
-			case 't':
-				buf = append(buf, '\t')
-			case 'x': // fastjson accepts \xHH
-				v, ok := r.hex(2)
-				if !ok {
-					return ""
-				}
-				buf = utf8.AppendRune(buf, v)
-			case 'u':
-				v, ok := r.hex(4)
-				if !ok {
-					return ""
-				}
-				if v < 0x80 {
-					buf = append(buf, byte(v))
-					continue
-				}
-				if utf16.IsSurrogate(v) {
-					// Pair it with a following \uDC00..\uDFFF if there is one.
-					if v < 0xdc00 && r.i+1 < len(r.s) && r.s[r.i] == '\\' && r.s[r.i+1] == 'u' {
-						save := r.i
-						r.i += 2
-						lo, ok := r.hex(4)
-						if !ok {
-							return ""
-						}
-						if p := utf16.DecodeRune(v, lo); p != utf8.RuneError {
-							buf = utf8.AppendRune(buf, p)
-							continue
-						}
-						r.i = save
-					}
-					v = utf8.RuneError
-				}
-				buf = utf8.AppendRune(buf, v)
-			default:
-				r.fail("bad escape")
-				return ""
-			}
-		default:
-			// Copy the run up to the next quote or backslash at once.
-			j := indexQuoteOrBackslash(r.b, r.i+1)
-			if j < 0 {
-				j = len(r.s)
-			}
-			buf = append(buf, r.s[r.i:j]...)
-			r.i = j
-		}
-	}
-	r.fail("unterminated string")
-	return ""
+	v, _ := r.quoted(stack[:0])
+	return string(v)
 }
 
-func (r *jsonReader) hex(n int) (rune, bool) {
-	if len(r.s)-r.i < n {
-		r.fail("truncated escape")
-		return 0, false
-	}
-	v, ok := hexValue(r.s[r.i : r.i+n])
-	if !ok {
-		r.fail("bad hex escape")
-		return 0, false
-	}
-	r.i += n
-	return rune(v), true
-}
-
-// number returns the raw text of a JSON number at r.i.
+// number returns the raw text of a JSON number at r.pos.
 func (r *jsonReader) number() string {
-	start := r.i
-	if r.i < len(r.s) && r.s[r.i] == '-' {
-		r.i++
-	}
-	digits := r.i
-	for r.i < len(r.s) {
-		c := r.s[r.i]
-		if (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
-			r.i++
+	start := r.pos
+	for r.pos < len(r.data) {
+		if c := r.data[r.pos]; (c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' {
+			r.pos++
 			continue
 		}
 		break
 	}
-	if r.i == digits {
+	if r.pos == start {
 		r.fail("expected number")
 	}
-	return r.s[start:r.i]
+	return r.s[start:r.pos]
 }
 
 // int32Value reads an int field: a number, a quoted number (fastjson
@@ -436,10 +179,10 @@ func (r *jsonReader) number() string {
 func (r *jsonReader) int32Value() int32 {
 	var text string
 	switch r.peek() {
-	case '"':
+	case '"', '\'':
 		text = r.strView()
 	case 'n':
-		if r.literal("null") {
+		if r.null() {
 			return 0
 		}
 		r.fail("bad literal")
@@ -447,7 +190,7 @@ func (r *jsonReader) int32Value() int32 {
 	default:
 		text = r.number()
 	}
-	if r.err != nil {
+	if r.failed {
 		return 0
 	}
 	v, ok := parseInt32(text)
@@ -487,75 +230,26 @@ func parseInt32(s string) (int32, bool) {
 // scalar reads a string, number or boolean as text; null reports ok=false.
 func (r *jsonReader) scalar() (string, bool) {
 	switch c := r.peek(); {
-	case c == '"':
+	case c == '"' || c == '\'':
 		return r.str(), true
 	case c == 'n':
-		if r.literal("null") {
+		if r.null() {
 			return "", false
 		}
-	case c == 't':
-		if r.literal("true") {
+	case c == 't' || c == 'f':
+		switch string(r.bare()) {
+		case "true":
 			return "true", true
-		}
-	case c == 'f':
-		if r.literal("false") {
+		case "false":
 			return "false", true
 		}
 	case c == '-' || (c >= '0' && c <= '9'):
-		from := r.i
+		from := r.pos
 		r.number()
-		return r.own(from, r.i), true
+		return r.own(from, r.pos), true
 	}
 	r.fail("expected string")
 	return "", false
-}
-
-// skip consumes any value.
-func (r *jsonReader) skip(depth int) {
-	if depth > maxJSONDepth {
-		r.fail("nesting too deep")
-		return
-	}
-	switch r.peek() {
-	case '{':
-		r.i++
-		if r.peek() == '}' {
-			r.i++
-			return
-		}
-		for r.err == nil {
-			r.strView()
-			r.expect(':')
-			r.skip(depth + 1)
-			if r.peek() == ',' {
-				r.i++
-				continue
-			}
-			r.expect('}')
-			return
-		}
-	case '[':
-		r.i++
-		if r.peek() == ']' {
-			r.i++
-			return
-		}
-		for r.err == nil {
-			r.skip(depth + 1)
-			if r.peek() == ',' {
-				r.i++
-				continue
-			}
-			r.expect(']')
-			return
-		}
-	case '"':
-		r.strView()
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		r.number()
-	default:
-		r.scalar() // a literal, or an error
-	}
 }
 
 // extFields reads the extFields object (or null) in member order,
@@ -566,7 +260,7 @@ func (r *jsonReader) extFields(fs []Field) (_ []Field, present bool) {
 	fs = fs[:0]
 	switch r.peek() {
 	case 'n':
-		if !r.literal("null") {
+		if !r.null() {
 			r.fail("bad literal")
 		}
 		return fs, false
@@ -575,20 +269,20 @@ func (r *jsonReader) extFields(fs []Field) (_ []Field, present bool) {
 		r.fail("extFields is not an object")
 		return fs, false
 	}
-	r.i++
+	r.pos++
 	if r.peek() == '}' {
-		r.i++
+		r.pos++
 		return fs, true
 	}
-	for r.err == nil {
+	for !r.failed {
 		k := r.str()
 		r.expect(':')
 		v, ok := r.scalar()
-		if ok && r.err == nil {
+		if ok && !r.failed {
 			fs = append(fs, Field{Key: k, Value: v})
 		}
 		if r.peek() == ',' {
-			r.i++
+			r.pos++
 			continue
 		}
 		r.expect('}')
@@ -601,18 +295,21 @@ func (r *jsonReader) extFields(fs []Field) (_ []Field, present bool) {
 // order; unknown keys are skipped; missing keys keep zero values; a
 // language name Java does not know becomes LanguageOther.
 func decodeJSON(h []byte) (*Command, error) {
-	r := jsonReader{b: h, s: unsafe.String(unsafe.SliceData(h), len(h))}
+	r := jsonReader{
+		jsonScan: jsonScan{data: h, maxDepth: maxJSONDepth, strict: true},
+		s:        unsafe.String(unsafe.SliceData(h), len(h)),
+	}
 	var c Command
 	var tmp [16]Field
 	fields, hasExt := tmp[:0], false
 	r.expect('{')
 	if r.peek() == '}' {
-		r.i++
+		r.pos++
 	} else {
-		for r.err == nil {
+		for !r.failed {
 			key := r.strView()
 			r.expect(':')
-			if r.err != nil {
+			if r.failed {
 				break
 			}
 			switch key {
@@ -631,21 +328,21 @@ func decodeJSON(h []byte) (*Command, error) {
 			case "extFields":
 				fields, hasExt = r.extFields(fields)
 			default:
-				r.skip(0)
+				r.skip()
 			}
 			if r.peek() == ',' {
-				r.i++
+				r.pos++
 				continue
 			}
 			r.expect('}')
 			break
 		}
 	}
-	if r.err == nil && r.peek() != 0 {
+	if !r.failed && r.peek() != 0 {
 		r.fail("trailing data")
 	}
-	if r.err != nil {
-		return nil, r.err
+	if r.failed {
+		return nil, malformed("JSON header: " + r.msg + " at offset " + strconv.Itoa(r.at))
 	}
 	out := newCommand(len(fields))
 	ext := out.Ext
@@ -670,9 +367,8 @@ func decodeJSONHeader(h []byte, c *Command) error {
 
 func (r *jsonReader) language() LanguageCode {
 	switch c := r.peek(); {
-	case c == '"':
-		name := r.strView()
-		if l, ok := ParseLanguage(name); ok {
+	case c == '"' || c == '\'':
+		if l, ok := ParseLanguage(r.strView()); ok {
 			return l
 		}
 		return LanguageOther
@@ -683,7 +379,7 @@ func (r *jsonReader) language() LanguageCode {
 		}
 		return LanguageCode(v)
 	case c == 'n':
-		if r.literal("null") {
+		if r.null() {
 			return LanguageOther
 		}
 	}

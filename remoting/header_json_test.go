@@ -40,9 +40,9 @@ func TestJSONStringEscapes(t *testing.T) {
 				t.Fatalf("got %s, want %s", got, tt.want)
 			}
 			// And our reader turns it back into the input.
-			r := jsonReader{b: []byte(got), s: got}
-			if back := r.str(); r.err != nil || back != tt.in {
-				t.Fatalf("read back %q, %v", back, r.err)
+			r := jsonReader{jsonScan: jsonScan{data: []byte(got), maxDepth: maxJSONDepth, strict: true}, s: got}
+			if back := r.str(); r.failed || back != tt.in {
+				t.Fatalf("read back %q, %s", back, r.msg)
 			}
 			// Valid UTF-8 output is standard JSON.
 			if utf8.ValidString(tt.in) {

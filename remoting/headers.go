@@ -2,8 +2,10 @@ package remoting
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // CustomHeader is a typed request or response header (a Java
@@ -100,6 +102,161 @@ func hdrOptBool(ext ExtFields, k string, v *bool) ExtFields {
 		return ext
 	}
 	return hdrBool(ext, k, *v)
+}
+
+// A header's field list is its fields method, which names every field
+// once, in the order its keys go out, with its Java kind. hdrTableOf runs
+// it once per type into a table of keys, kinds and offsets; hdrAppend and
+// hdrRead walk that table, so one list drives both directions and the two
+// cannot disagree, at the speed of a plain loop.
+
+type hdrKind uint8
+
+const (
+	hdrKStr      hdrKind = iota // required String
+	hdrKOptStr                  // String Java may leave null
+	hdrKI32                     // required Integer
+	hdrKI32Prim                 // primitive int: always written, 0 when absent
+	hdrKOptI32                  // Integer Java may leave null
+	hdrKI64                     // required Long
+	hdrKI64Prim                 // primitive long: always written, 0 when absent
+	hdrKOptI64                  // Long Java may leave null
+	hdrKBoolReq                 // required (@CFNotNull) Boolean
+	hdrKBoolPrim                // primitive boolean: always written, false when absent
+	hdrKOptBool                 // Boolean Java may leave null
+)
+
+type hdrField struct {
+	key  string
+	kind hdrKind
+	off  uintptr // of the Go field in the header struct
+}
+
+// hdrList records a fields method into a table.
+type hdrList struct {
+	base   unsafe.Pointer // a pointer, so that it moves with the value
+	size   uintptr
+	fields []hdrField
+}
+
+func (l *hdrList) add(k string, kind hdrKind, p unsafe.Pointer) {
+	off := uintptr(p) - uintptr(l.base)
+	if uintptr(p) < uintptr(l.base) || off >= l.size {
+		panic("remoting: header field " + k + " is not a field of the header")
+	}
+	l.fields = append(l.fields, hdrField{key: k, kind: kind, off: off})
+}
+
+func (l *hdrList) str(k string, p *string)     { l.add(k, hdrKStr, unsafe.Pointer(p)) }
+func (l *hdrList) optStr(k string, p **string) { l.add(k, hdrKOptStr, unsafe.Pointer(p)) }
+func (l *hdrList) i32(k string, p *int32)      { l.add(k, hdrKI32, unsafe.Pointer(p)) }
+func (l *hdrList) i32Prim(k string, p *int32)  { l.add(k, hdrKI32Prim, unsafe.Pointer(p)) }
+func (l *hdrList) optI32(k string, p **int32)  { l.add(k, hdrKOptI32, unsafe.Pointer(p)) }
+func (l *hdrList) i64(k string, p *int64)      { l.add(k, hdrKI64, unsafe.Pointer(p)) }
+func (l *hdrList) i64Prim(k string, p *int64)  { l.add(k, hdrKI64Prim, unsafe.Pointer(p)) }
+func (l *hdrList) optI64(k string, p **int64)  { l.add(k, hdrKOptI64, unsafe.Pointer(p)) }
+func (l *hdrList) boolReq(k string, p *bool)   { l.add(k, hdrKBoolReq, unsafe.Pointer(p)) }
+func (l *hdrList) boolPrim(k string, p *bool)  { l.add(k, hdrKBoolPrim, unsafe.Pointer(p)) }
+func (l *hdrList) optBool(k string, p **bool)  { l.add(k, hdrKOptBool, unsafe.Pointer(p)) }
+
+// hdrTableOf runs a header's fields method on a fresh value and returns
+// its table. The typed methods of hdrList guarantee that each kind sits at
+// an offset holding its Go type.
+func hdrTableOf[H any](fields func(*H, *hdrList)) []hdrField {
+	h := new(H)
+	l := hdrList{base: unsafe.Pointer(h), size: unsafe.Sizeof(*h)}
+	fields(h, &l)
+	return l.fields
+}
+
+// hdrAppend appends the fields of *h that are set, in table order.
+func hdrAppend[H any](ext ExtFields, h *H, t []hdrField) ExtFields {
+	return hdrAppendAt(ext, unsafe.Pointer(h), t)
+}
+
+func hdrAppendAt(ext ExtFields, base unsafe.Pointer, t []hdrField) ExtFields {
+	if cap(ext)-len(ext) < len(t) {
+		ext = slices.Grow(ext, len(t))
+	}
+	for i := range t {
+		f := &t[i]
+		p := unsafe.Add(base, f.off)
+		switch f.kind {
+		case hdrKStr:
+			ext = append(ext, Field{Key: f.key, Value: *(*string)(p)})
+		case hdrKOptStr:
+			ext = hdrOptStr(ext, f.key, *(**string)(p))
+		case hdrKI32, hdrKI32Prim:
+			ext = hdrI32(ext, f.key, *(*int32)(p))
+		case hdrKOptI32:
+			ext = hdrOptI32(ext, f.key, *(**int32)(p))
+		case hdrKI64, hdrKI64Prim:
+			ext = hdrI64(ext, f.key, *(*int64)(p))
+		case hdrKOptI64:
+			ext = hdrOptI64(ext, f.key, *(**int64)(p))
+		case hdrKBoolReq, hdrKBoolPrim:
+			ext = hdrBool(ext, f.key, *(*bool)(p))
+		case hdrKOptBool:
+			ext = hdrOptBool(ext, f.key, *(**bool)(p))
+		}
+	}
+	return ext
+}
+
+// hdrRead resets *h and fills it from ext. Of several bad fields it
+// reports the one declared first, as Java's checkFields does.
+func hdrRead[H any](ext ExtFields, h *H, t []hdrField) error {
+	var zero H
+	*h = zero
+	r := hdrReader{ext: ext}
+	var err error
+	errOff := ^uintptr(0)
+	base := unsafe.Pointer(h)
+	for i := range t {
+		f := &t[i]
+		p := unsafe.Add(base, f.off)
+		j := r.index(f.key)
+		switch f.kind {
+		case hdrKStr:
+			*(*string)(p) = r.strAt(f.key, j)
+		case hdrKOptStr:
+			*(**string)(p) = r.optStrAt(j)
+		case hdrKI32:
+			*(*int32)(p) = r.i32At(f.key, j)
+		case hdrKI32Prim:
+			if j >= 0 {
+				*(*int32)(p) = r.i32At(f.key, j)
+			}
+		case hdrKOptI32:
+			*(**int32)(p) = r.optI32At(f.key, j)
+		case hdrKI64:
+			*(*int64)(p) = r.i64At(f.key, j)
+		case hdrKI64Prim:
+			if j >= 0 {
+				*(*int64)(p) = r.i64At(f.key, j)
+			}
+		case hdrKOptI64:
+			*(**int64)(p) = r.optI64At(f.key, j)
+		case hdrKBoolReq:
+			if j < 0 {
+				r.missing(f.key)
+			}
+			*(*bool)(p) = r.boolOrAt(j, false)
+		case hdrKBoolPrim:
+			// OR, so that a field listed under two keys is true if
+			// either is (DeleteSubscriptionGroupRequestHeader).
+			*(*bool)(p) = *(*bool)(p) || r.boolOrAt(j, false)
+		case hdrKOptBool:
+			*(**bool)(p) = r.optBoolAt(j)
+		}
+		if r.err != nil {
+			if f.off < errOff {
+				err, errOff = r.err, f.off
+			}
+			r.err = nil
+		}
+	}
+	return err
 }
 
 // hdrReader decodes extFields with a sticky error: the first failure is
@@ -204,42 +361,13 @@ func (r *hdrReader) optBoolAt(i int) *bool {
 	return &b
 }
 
-func (r *hdrReader) str(k string) string            { return r.strAt(k, r.index(k)) }
-func (r *hdrReader) optStr(k string) *string        { return r.optStrAt(r.index(k)) }
-func (r *hdrReader) i32(k string) int32             { return r.i32At(k, r.index(k)) }
-func (r *hdrReader) optI32(k string) *int32         { return r.optI32At(k, r.index(k)) }
-func (r *hdrReader) i64(k string) int64             { return r.i64At(k, r.index(k)) }
-func (r *hdrReader) optI64(k string) *int64         { return r.optI64At(k, r.index(k)) }
-func (r *hdrReader) optBool(k string) *bool         { return r.optBoolAt(r.index(k)) }
-func (r *hdrReader) boolOr(k string, def bool) bool { return r.boolOrAt(r.index(k), def) }
-
-// boolean reads a required (@CFNotNull Boolean) field.
-func (r *hdrReader) boolean(k string) bool {
-	i := r.index(k)
-	if i < 0 {
-		r.missing(k)
-		return false
-	}
-	return parseJavaBool(r.ext[i].Value)
-}
-
-// i32Or reads a Java primitive int that keeps def when absent.
-func (r *hdrReader) i32Or(k string, def int32) int32 {
-	i := r.index(k)
-	if i < 0 {
-		return def
-	}
-	return int32(r.parseInt(k, r.ext[i].Value, 32))
-}
+func (r *hdrReader) str(k string) string     { return r.strAt(k, r.index(k)) }
+func (r *hdrReader) optStr(k string) *string { return r.optStrAt(r.index(k)) }
+func (r *hdrReader) i32(k string) int32      { return r.i32At(k, r.index(k)) }
+func (r *hdrReader) optI32(k string) *int32  { return r.optI32At(k, r.index(k)) }
+func (r *hdrReader) i64(k string) int64      { return r.i64At(k, r.index(k)) }
+func (r *hdrReader) optI64(k string) *int64  { return r.optI64At(k, r.index(k)) }
+func (r *hdrReader) optBool(k string) *bool  { return r.optBoolAt(r.index(k)) }
 
 // parseJavaBool is Boolean.parseBoolean: "true" in any case, else false.
 func parseJavaBool(s string) bool { return len(s) == 4 && strings.EqualFold(s, "true") }
-
-// i64Or reads a Java primitive long that keeps def when absent.
-func (r *hdrReader) i64Or(k string, def int64) int64 {
-	i := r.index(k)
-	if i < 0 {
-		return def
-	}
-	return r.parseInt(k, r.ext[i].Value, 64)
-}

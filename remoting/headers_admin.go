@@ -18,28 +18,22 @@ type QueryMessageRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *QueryMessageRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptBool(ext, "_UNIQUE_KEY_QUERY", h.UniqueKeyQuery)
-	ext = hdrI64(ext, "beginTimestamp", h.BeginTimestamp)
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrI32(ext, "maxNum", h.MaxNum)
-	ext = hdrI64(ext, "endTimestamp", h.EndTimestamp)
-	ext = hdrStr(ext, "key", h.Key)
-	return ext
+	return hdrAppend(ext, h, queryMessageRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *QueryMessageRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = QueryMessageRequestHeader{
-		Topic:          r.str("topic"),
-		Key:            r.str("key"),
-		MaxNum:         r.i32("maxNum"),
-		BeginTimestamp: r.i64("beginTimestamp"),
-		EndTimestamp:   r.i64("endTimestamp"),
-		UniqueKeyQuery: r.optBool("_UNIQUE_KEY_QUERY"),
-	}
-	return r.err
+	return hdrRead(ext, h, queryMessageRequestFields)
 }
+
+var queryMessageRequestFields = hdrTableOf(func(h *QueryMessageRequestHeader, l *hdrList) {
+	l.optBool("_UNIQUE_KEY_QUERY", &h.UniqueKeyQuery)
+	l.i64("beginTimestamp", &h.BeginTimestamp)
+	l.str("topic", &h.Topic)
+	l.i32("maxNum", &h.MaxNum)
+	l.i64("endTimestamp", &h.EndTimestamp)
+	l.str("key", &h.Key)
+})
 
 // QueryMessageResponseHeader answers QUERY_MESSAGE.
 type QueryMessageResponseHeader struct {
@@ -49,20 +43,18 @@ type QueryMessageResponseHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *QueryMessageResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI64(ext, "indexLastUpdatePhyoffset", h.IndexLastUpdatePhyoffset)
-	ext = hdrI64(ext, "indexLastUpdateTimestamp", h.IndexLastUpdateTimestamp)
-	return ext
+	return hdrAppend(ext, h, queryMessageResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *QueryMessageResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = QueryMessageResponseHeader{
-		IndexLastUpdateTimestamp: r.i64("indexLastUpdateTimestamp"),
-		IndexLastUpdatePhyoffset: r.i64("indexLastUpdatePhyoffset"),
-	}
-	return r.err
+	return hdrRead(ext, h, queryMessageResponseFields)
 }
+
+var queryMessageResponseFields = hdrTableOf(func(h *QueryMessageResponseHeader, l *hdrList) {
+	l.i64("indexLastUpdatePhyoffset", &h.IndexLastUpdatePhyoffset)
+	l.i64("indexLastUpdateTimestamp", &h.IndexLastUpdateTimestamp)
+})
 
 // ViewMessageRequestHeader is VIEW_MESSAGE_BY_ID (33).
 type ViewMessageRequestHeader struct {
@@ -73,22 +65,19 @@ type ViewMessageRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *ViewMessageRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI64(ext, "offset", h.Offset)
-	ext = hdrOptStr(ext, "bname", h.BrokerName)
-	ext = hdrOptStr(ext, "topic", h.Topic)
-	return ext
+	return hdrAppend(ext, h, viewMessageRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *ViewMessageRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = ViewMessageRequestHeader{
-		Offset:     r.i64("offset"),
-		Topic:      r.optStr("topic"),
-		BrokerName: r.optStr("bname"),
-	}
-	return r.err
+	return hdrRead(ext, h, viewMessageRequestFields)
 }
+
+var viewMessageRequestFields = hdrTableOf(func(h *ViewMessageRequestHeader, l *hdrList) {
+	l.i64("offset", &h.Offset)
+	l.optStr("bname", &h.BrokerName)
+	l.optStr("topic", &h.Topic)
+})
 
 // CreateTopicRequestHeader is UPDATE_AND_CREATE_TOPIC (17).
 type CreateTopicRequestHeader struct {
@@ -106,36 +95,26 @@ type CreateTopicRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *CreateTopicRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI32(ext, "readQueueNums", h.ReadQueueNums)
-	ext = hdrI32(ext, "perm", h.Perm)
-	ext = hdrI32(ext, "writeQueueNums", h.WriteQueueNums)
-	ext = hdrStr(ext, "topicFilterType", h.TopicFilterType)
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrOptStr(ext, "attributes", h.Attributes)
-	ext = hdrOptBool(ext, "force", h.Force)
-	ext = hdrStr(ext, "defaultTopic", h.DefaultTopic)
-	ext = hdrOptI32(ext, "topicSysFlag", h.TopicSysFlag)
-	ext = hdrBool(ext, "order", h.Order)
-	return ext
+	return hdrAppend(ext, h, createTopicRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *CreateTopicRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = CreateTopicRequestHeader{
-		Topic:           r.str("topic"),
-		DefaultTopic:    r.str("defaultTopic"),
-		ReadQueueNums:   r.i32("readQueueNums"),
-		WriteQueueNums:  r.i32("writeQueueNums"),
-		Perm:            r.i32("perm"),
-		TopicFilterType: r.str("topicFilterType"),
-		TopicSysFlag:    r.optI32("topicSysFlag"),
-		Order:           r.boolean("order"),
-		Attributes:      r.optStr("attributes"),
-		Force:           r.optBool("force"),
-	}
-	return r.err
+	return hdrRead(ext, h, createTopicRequestFields)
 }
+
+var createTopicRequestFields = hdrTableOf(func(h *CreateTopicRequestHeader, l *hdrList) {
+	l.i32("readQueueNums", &h.ReadQueueNums)
+	l.i32("perm", &h.Perm)
+	l.i32("writeQueueNums", &h.WriteQueueNums)
+	l.str("topicFilterType", &h.TopicFilterType)
+	l.str("topic", &h.Topic)
+	l.optStr("attributes", &h.Attributes)
+	l.optBool("force", &h.Force)
+	l.str("defaultTopic", &h.DefaultTopic)
+	l.optI32("topicSysFlag", &h.TopicSysFlag)
+	l.boolReq("order", &h.Order)
+})
 
 // TopicRequestHeader is a header whose only field is topic.
 type TopicRequestHeader struct {
@@ -151,15 +130,15 @@ type (
 
 // AppendExt implements CustomHeader.
 func (h *TopicRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrStr(ext, "topic", h.Topic)
+	return hdrAppend(ext, h, topicRequestFields)
 }
 
 // FromExt implements CustomHeader.
-func (h *TopicRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.Topic = r.str("topic")
-	return r.err
-}
+func (h *TopicRequestHeader) FromExt(ext ExtFields) error { return hdrRead(ext, h, topicRequestFields) }
+
+var topicRequestFields = hdrTableOf(func(h *TopicRequestHeader, l *hdrList) {
+	l.str("topic", &h.Topic)
+})
 
 // GetProducerConnectionListRequestHeader is GET_PRODUCER_CONNECTION_LIST (204).
 type GetProducerConnectionListRequestHeader struct {
@@ -168,15 +147,17 @@ type GetProducerConnectionListRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetProducerConnectionListRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrStr(ext, "producerGroup", h.ProducerGroup)
+	return hdrAppend(ext, h, getProducerConnectionListRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetProducerConnectionListRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.ProducerGroup = r.str("producerGroup")
-	return r.err
+	return hdrRead(ext, h, getProducerConnectionListRequestFields)
 }
+
+var getProducerConnectionListRequestFields = hdrTableOf(func(h *GetProducerConnectionListRequestHeader, l *hdrList) {
+	l.str("producerGroup", &h.ProducerGroup)
+})
 
 // GetConsumeStatsRequestHeader is GET_CONSUME_STATS (208).
 type GetConsumeStatsRequestHeader struct {
@@ -187,22 +168,19 @@ type GetConsumeStatsRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetConsumeStatsRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptStr(ext, "topic", h.Topic)
-	ext = hdrStr(ext, "consumerGroup", h.ConsumerGroup)
-	ext = hdrOptStr(ext, "topicList", h.TopicList)
-	return ext
+	return hdrAppend(ext, h, getConsumeStatsRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetConsumeStatsRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = GetConsumeStatsRequestHeader{
-		ConsumerGroup: r.str("consumerGroup"),
-		Topic:         r.optStr("topic"),
-		TopicList:     r.optStr("topicList"),
-	}
-	return r.err
+	return hdrRead(ext, h, getConsumeStatsRequestFields)
 }
+
+var getConsumeStatsRequestFields = hdrTableOf(func(h *GetConsumeStatsRequestHeader, l *hdrList) {
+	l.optStr("topic", &h.Topic)
+	l.str("consumerGroup", &h.ConsumerGroup)
+	l.optStr("topicList", &h.TopicList)
+})
 
 // DeleteSubscriptionGroupRequestHeader is DELETE_SUBSCRIPTIONGROUP (207).
 // 4.9.8 calls the offset flag "removeOffset" and 5.x "cleanOffset"; both
@@ -214,21 +192,20 @@ type DeleteSubscriptionGroupRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *DeleteSubscriptionGroupRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "groupName", h.GroupName)
-	ext = hdrBool(ext, "removeOffset", h.CleanOffset)
-	ext = hdrBool(ext, "cleanOffset", h.CleanOffset)
-	return ext
+	return hdrAppend(ext, h, deleteSubscriptionGroupRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *DeleteSubscriptionGroupRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = DeleteSubscriptionGroupRequestHeader{
-		GroupName:   r.str("groupName"),
-		CleanOffset: r.boolOr("removeOffset", false) || r.boolOr("cleanOffset", false),
-	}
-	return r.err
+	return hdrRead(ext, h, deleteSubscriptionGroupRequestFields)
 }
+
+// fields writes CleanOffset under both keys; it reads as their OR.
+var deleteSubscriptionGroupRequestFields = hdrTableOf(func(h *DeleteSubscriptionGroupRequestHeader, l *hdrList) {
+	l.str("groupName", &h.GroupName)
+	l.boolPrim("removeOffset", &h.CleanOffset)
+	l.boolPrim("cleanOffset", &h.CleanOffset)
+})
 
 // GetBrokerConfigResponseHeader answers GET_BROKER_CONFIG (26); the body is
 // Java properties text.
@@ -238,15 +215,17 @@ type GetBrokerConfigResponseHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetBrokerConfigResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrStr(ext, "version", h.Version)
+	return hdrAppend(ext, h, getBrokerConfigResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetBrokerConfigResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.Version = r.str("version")
-	return r.err
+	return hdrRead(ext, h, getBrokerConfigResponseFields)
 }
+
+var getBrokerConfigResponseFields = hdrTableOf(func(h *GetBrokerConfigResponseHeader, l *hdrList) {
+	l.str("version", &h.Version)
+})
 
 // GetAllTopicConfigResponseHeader answers GET_ALL_TOPIC_CONFIG (21) on 5.x
 // brokers; 4.x sends no header, so the field is optional here.
@@ -256,15 +235,17 @@ type GetAllTopicConfigResponseHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetAllTopicConfigResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrOptI32(ext, "totalTopicNum", h.TotalTopicNum)
+	return hdrAppend(ext, h, getAllTopicConfigResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetAllTopicConfigResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.TotalTopicNum = r.optI32("totalTopicNum")
-	return r.err
+	return hdrRead(ext, h, getAllTopicConfigResponseFields)
 }
+
+var getAllTopicConfigResponseFields = hdrTableOf(func(h *GetAllTopicConfigResponseHeader, l *hdrList) {
+	l.optI32("totalTopicNum", &h.TotalTopicNum)
+})
 
 // CloneGroupOffsetRequestHeader is CLONE_GROUP_OFFSET (314).
 type CloneGroupOffsetRequestHeader struct {
@@ -276,24 +257,20 @@ type CloneGroupOffsetRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *CloneGroupOffsetRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "srcGroup", h.SrcGroup)
-	ext = hdrBool(ext, "offline", h.Offline)
-	ext = hdrStr(ext, "destGroup", h.DestGroup)
-	ext = hdrOptStr(ext, "topic", h.Topic)
-	return ext
+	return hdrAppend(ext, h, cloneGroupOffsetRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *CloneGroupOffsetRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = CloneGroupOffsetRequestHeader{
-		SrcGroup:  r.str("srcGroup"),
-		DestGroup: r.str("destGroup"),
-		Topic:     r.optStr("topic"),
-		Offline:   r.boolOr("offline", false),
-	}
-	return r.err
+	return hdrRead(ext, h, cloneGroupOffsetRequestFields)
 }
+
+var cloneGroupOffsetRequestFields = hdrTableOf(func(h *CloneGroupOffsetRequestHeader, l *hdrList) {
+	l.str("srcGroup", &h.SrcGroup)
+	l.boolPrim("offline", &h.Offline)
+	l.str("destGroup", &h.DestGroup)
+	l.optStr("topic", &h.Topic)
+})
 
 // QueryConsumeTimeSpanRequestHeader is QUERY_CONSUME_TIME_SPAN (303).
 type QueryConsumeTimeSpanRequestHeader struct {
@@ -303,17 +280,18 @@ type QueryConsumeTimeSpanRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *QueryConsumeTimeSpanRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrStr(ext, "group", h.Group)
-	return ext
+	return hdrAppend(ext, h, queryConsumeTimeSpanRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *QueryConsumeTimeSpanRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = QueryConsumeTimeSpanRequestHeader{Topic: r.str("topic"), Group: r.str("group")}
-	return r.err
+	return hdrRead(ext, h, queryConsumeTimeSpanRequestFields)
 }
+
+var queryConsumeTimeSpanRequestFields = hdrTableOf(func(h *QueryConsumeTimeSpanRequestHeader, l *hdrList) {
+	l.str("topic", &h.Topic)
+	l.str("group", &h.Group)
+})
 
 // QueryCorrectionOffsetHeader is QUERY_CORRECTION_OFFSET (308).
 type QueryCorrectionOffsetHeader struct {
@@ -324,22 +302,19 @@ type QueryCorrectionOffsetHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *QueryCorrectionOffsetHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "compareGroup", h.CompareGroup)
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrOptStr(ext, "filterGroups", h.FilterGroups)
-	return ext
+	return hdrAppend(ext, h, queryCorrectionOffsetFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *QueryCorrectionOffsetHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = QueryCorrectionOffsetHeader{
-		FilterGroups: r.optStr("filterGroups"),
-		CompareGroup: r.str("compareGroup"),
-		Topic:        r.str("topic"),
-	}
-	return r.err
+	return hdrRead(ext, h, queryCorrectionOffsetFields)
 }
+
+var queryCorrectionOffsetFields = hdrTableOf(func(h *QueryCorrectionOffsetHeader, l *hdrList) {
+	l.str("compareGroup", &h.CompareGroup)
+	l.str("topic", &h.Topic)
+	l.optStr("filterGroups", &h.FilterGroups)
+})
 
 // ViewBrokerStatsDataRequestHeader is VIEW_BROKER_STATS_DATA (315).
 type ViewBrokerStatsDataRequestHeader struct {
@@ -349,17 +324,18 @@ type ViewBrokerStatsDataRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *ViewBrokerStatsDataRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "statsName", h.StatsName)
-	ext = hdrStr(ext, "statsKey", h.StatsKey)
-	return ext
+	return hdrAppend(ext, h, viewBrokerStatsDataRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *ViewBrokerStatsDataRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = ViewBrokerStatsDataRequestHeader{StatsName: r.str("statsName"), StatsKey: r.str("statsKey")}
-	return r.err
+	return hdrRead(ext, h, viewBrokerStatsDataRequestFields)
 }
+
+var viewBrokerStatsDataRequestFields = hdrTableOf(func(h *ViewBrokerStatsDataRequestHeader, l *hdrList) {
+	l.str("statsName", &h.StatsName)
+	l.str("statsKey", &h.StatsKey)
+})
 
 // GetConsumeStatsInBrokerHeader is GET_BROKER_CONSUME_STATS (317). Note the
 // key "isOrder".
@@ -369,15 +345,17 @@ type GetConsumeStatsInBrokerHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetConsumeStatsInBrokerHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrBool(ext, "isOrder", h.IsOrder)
+	return hdrAppend(ext, h, getConsumeStatsInBrokerFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetConsumeStatsInBrokerHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.IsOrder = r.boolean("isOrder")
-	return r.err
+	return hdrRead(ext, h, getConsumeStatsInBrokerFields)
 }
+
+var getConsumeStatsInBrokerFields = hdrTableOf(func(h *GetConsumeStatsInBrokerHeader, l *hdrList) {
+	l.boolReq("isOrder", &h.IsOrder)
+})
 
 // QueryConsumeQueueRequestHeader is QUERY_CONSUME_QUEUE (321). Java declares
 // no field required; the primitives are always written.
@@ -391,26 +369,21 @@ type QueryConsumeQueueRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *QueryConsumeQueueRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI32(ext, "queueId", h.QueueID)
-	ext = hdrI32(ext, "count", h.Count)
-	ext = hdrOptStr(ext, "topic", h.Topic)
-	ext = hdrI64(ext, "index", h.Index)
-	ext = hdrOptStr(ext, "consumerGroup", h.ConsumerGroup)
-	return ext
+	return hdrAppend(ext, h, queryConsumeQueueRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *QueryConsumeQueueRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = QueryConsumeQueueRequestHeader{
-		Topic:         r.optStr("topic"),
-		QueueID:       r.i32Or("queueId", 0),
-		Index:         r.i64Or("index", 0),
-		Count:         r.i32Or("count", 0),
-		ConsumerGroup: r.optStr("consumerGroup"),
-	}
-	return r.err
+	return hdrRead(ext, h, queryConsumeQueueRequestFields)
 }
+
+var queryConsumeQueueRequestFields = hdrTableOf(func(h *QueryConsumeQueueRequestHeader, l *hdrList) {
+	l.i32Prim("queueId", &h.QueueID)
+	l.i32Prim("count", &h.Count)
+	l.optStr("topic", &h.Topic)
+	l.i64Prim("index", &h.Index)
+	l.optStr("consumerGroup", &h.ConsumerGroup)
+})
 
 // ResumeCheckHalfMessageRequestHeader is RESUME_CHECK_HALF_MESSAGE (323).
 type ResumeCheckHalfMessageRequestHeader struct {
@@ -419,12 +392,14 @@ type ResumeCheckHalfMessageRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *ResumeCheckHalfMessageRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrOptStr(ext, "msgId", h.MsgID)
+	return hdrAppend(ext, h, resumeCheckHalfMessageRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *ResumeCheckHalfMessageRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.MsgID = r.optStr("msgId")
-	return r.err
+	return hdrRead(ext, h, resumeCheckHalfMessageRequestFields)
 }
+
+var resumeCheckHalfMessageRequestFields = hdrTableOf(func(h *ResumeCheckHalfMessageRequestHeader, l *hdrList) {
+	l.optStr("msgId", &h.MsgID)
+})

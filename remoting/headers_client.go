@@ -18,32 +18,24 @@ type ConsumerSendMsgBackRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *ConsumerSendMsgBackRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptI32(ext, "maxReconsumeTimes", h.MaxReconsumeTimes)
-	ext = hdrI64(ext, "offset", h.Offset)
-	ext = hdrOptStr(ext, "bname", h.BrokerName)
-	ext = hdrI32(ext, "delayLevel", h.DelayLevel)
-	ext = hdrOptStr(ext, "originTopic", h.OriginTopic)
-	ext = hdrOptStr(ext, "originMsgId", h.OriginMsgID)
-	ext = hdrBool(ext, "unitMode", h.UnitMode)
-	ext = hdrStr(ext, "group", h.Group)
-	return ext
+	return hdrAppend(ext, h, consumerSendMsgBackRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *ConsumerSendMsgBackRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = ConsumerSendMsgBackRequestHeader{
-		Offset:            r.i64("offset"),
-		Group:             r.str("group"),
-		DelayLevel:        r.i32("delayLevel"),
-		OriginMsgID:       r.optStr("originMsgId"),
-		OriginTopic:       r.optStr("originTopic"),
-		UnitMode:          r.boolOr("unitMode", false),
-		MaxReconsumeTimes: r.optI32("maxReconsumeTimes"),
-		BrokerName:        r.optStr("bname"),
-	}
-	return r.err
+	return hdrRead(ext, h, consumerSendMsgBackRequestFields)
 }
+
+var consumerSendMsgBackRequestFields = hdrTableOf(func(h *ConsumerSendMsgBackRequestHeader, l *hdrList) {
+	l.optI32("maxReconsumeTimes", &h.MaxReconsumeTimes)
+	l.i64("offset", &h.Offset)
+	l.optStr("bname", &h.BrokerName)
+	l.i32("delayLevel", &h.DelayLevel)
+	l.optStr("originTopic", &h.OriginTopic)
+	l.optStr("originMsgId", &h.OriginMsgID)
+	l.boolPrim("unitMode", &h.UnitMode)
+	l.str("group", &h.Group)
+})
 
 // Transaction states of EndTransactionRequestHeader.CommitOrRollback.
 const (
@@ -67,34 +59,25 @@ type EndTransactionRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *EndTransactionRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "producerGroup", h.ProducerGroup)
-	ext = hdrOptStr(ext, "bname", h.BrokerName)
-	ext = hdrI64(ext, "commitLogOffset", h.CommitLogOffset)
-	ext = hdrOptStr(ext, "topic", h.Topic)
-	ext = hdrStr(ext, "msgId", h.MsgID)
-	ext = hdrI64(ext, "tranStateTableOffset", h.TranStateTableOffset)
-	ext = hdrI32(ext, "commitOrRollback", h.CommitOrRollback)
-	ext = hdrOptStr(ext, "transactionId", h.TransactionID)
-	ext = hdrBool(ext, "fromTransactionCheck", h.FromTransactionCheck)
-	return ext
+	return hdrAppend(ext, h, endTransactionRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *EndTransactionRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = EndTransactionRequestHeader{
-		Topic:                r.optStr("topic"),
-		ProducerGroup:        r.str("producerGroup"),
-		TranStateTableOffset: r.i64("tranStateTableOffset"),
-		CommitLogOffset:      r.i64("commitLogOffset"),
-		CommitOrRollback:     r.i32("commitOrRollback"),
-		FromTransactionCheck: r.boolOr("fromTransactionCheck", false),
-		MsgID:                r.str("msgId"),
-		TransactionID:        r.optStr("transactionId"),
-		BrokerName:           r.optStr("bname"),
-	}
-	return r.err
+	return hdrRead(ext, h, endTransactionRequestFields)
 }
+
+var endTransactionRequestFields = hdrTableOf(func(h *EndTransactionRequestHeader, l *hdrList) {
+	l.str("producerGroup", &h.ProducerGroup)
+	l.optStr("bname", &h.BrokerName)
+	l.i64("commitLogOffset", &h.CommitLogOffset)
+	l.optStr("topic", &h.Topic)
+	l.str("msgId", &h.MsgID)
+	l.i64("tranStateTableOffset", &h.TranStateTableOffset)
+	l.i32("commitOrRollback", &h.CommitOrRollback)
+	l.optStr("transactionId", &h.TransactionID)
+	l.boolPrim("fromTransactionCheck", &h.FromTransactionCheck)
+})
 
 // CheckTransactionStateRequestHeader is CHECK_TRANSACTION_STATE (39),
 // broker to producer, oneway. The body is the half message.
@@ -110,30 +93,23 @@ type CheckTransactionStateRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *CheckTransactionStateRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptStr(ext, "bname", h.BrokerName)
-	ext = hdrI64(ext, "commitLogOffset", h.CommitLogOffset)
-	ext = hdrOptStr(ext, "topic", h.Topic)
-	ext = hdrOptStr(ext, "msgId", h.MsgID)
-	ext = hdrI64(ext, "tranStateTableOffset", h.TranStateTableOffset)
-	ext = hdrOptStr(ext, "offsetMsgId", h.OffsetMsgID)
-	ext = hdrOptStr(ext, "transactionId", h.TransactionID)
-	return ext
+	return hdrAppend(ext, h, checkTransactionStateRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *CheckTransactionStateRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = CheckTransactionStateRequestHeader{
-		Topic:                r.optStr("topic"),
-		TranStateTableOffset: r.i64("tranStateTableOffset"),
-		CommitLogOffset:      r.i64("commitLogOffset"),
-		MsgID:                r.optStr("msgId"),
-		TransactionID:        r.optStr("transactionId"),
-		OffsetMsgID:          r.optStr("offsetMsgId"),
-		BrokerName:           r.optStr("bname"),
-	}
-	return r.err
+	return hdrRead(ext, h, checkTransactionStateRequestFields)
 }
+
+var checkTransactionStateRequestFields = hdrTableOf(func(h *CheckTransactionStateRequestHeader, l *hdrList) {
+	l.optStr("bname", &h.BrokerName)
+	l.i64("commitLogOffset", &h.CommitLogOffset)
+	l.optStr("topic", &h.Topic)
+	l.optStr("msgId", &h.MsgID)
+	l.i64("tranStateTableOffset", &h.TranStateTableOffset)
+	l.optStr("offsetMsgId", &h.OffsetMsgID)
+	l.optStr("transactionId", &h.TransactionID)
+})
 
 // UnregisterClientRequestHeader is UNREGISTER_CLIENT (35). Note the key
 // "clientID" with a capital ID.
@@ -145,22 +121,19 @@ type UnregisterClientRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *UnregisterClientRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptStr(ext, "producerGroup", h.ProducerGroup)
-	ext = hdrStr(ext, "clientID", h.ClientID)
-	ext = hdrOptStr(ext, "consumerGroup", h.ConsumerGroup)
-	return ext
+	return hdrAppend(ext, h, unregisterClientRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *UnregisterClientRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = UnregisterClientRequestHeader{
-		ClientID:      r.str("clientID"),
-		ProducerGroup: r.optStr("producerGroup"),
-		ConsumerGroup: r.optStr("consumerGroup"),
-	}
-	return r.err
+	return hdrRead(ext, h, unregisterClientRequestFields)
 }
+
+var unregisterClientRequestFields = hdrTableOf(func(h *UnregisterClientRequestHeader, l *hdrList) {
+	l.optStr("producerGroup", &h.ProducerGroup)
+	l.str("clientID", &h.ClientID)
+	l.optStr("consumerGroup", &h.ConsumerGroup)
+})
 
 // ConsumerGroupRequestHeader is a header whose only field is consumerGroup.
 type ConsumerGroupRequestHeader struct {
@@ -176,15 +149,17 @@ type (
 
 // AppendExt implements CustomHeader.
 func (h *ConsumerGroupRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrStr(ext, "consumerGroup", h.ConsumerGroup)
+	return hdrAppend(ext, h, consumerGroupRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *ConsumerGroupRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.ConsumerGroup = r.str("consumerGroup")
-	return r.err
+	return hdrRead(ext, h, consumerGroupRequestFields)
 }
+
+var consumerGroupRequestFields = hdrTableOf(func(h *ConsumerGroupRequestHeader, l *hdrList) {
+	l.str("consumerGroup", &h.ConsumerGroup)
+})
 
 // GetConsumerRunningInfoRequestHeader is GET_CONSUMER_RUNNING_INFO (307).
 type GetConsumerRunningInfoRequestHeader struct {
@@ -195,22 +170,19 @@ type GetConsumerRunningInfoRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetConsumerRunningInfoRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "clientId", h.ClientID)
-	ext = hdrBool(ext, "jstackEnable", h.JstackEnable)
-	ext = hdrStr(ext, "consumerGroup", h.ConsumerGroup)
-	return ext
+	return hdrAppend(ext, h, getConsumerRunningInfoRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetConsumerRunningInfoRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = GetConsumerRunningInfoRequestHeader{
-		ConsumerGroup: r.str("consumerGroup"),
-		ClientID:      r.str("clientId"),
-		JstackEnable:  r.boolOr("jstackEnable", false),
-	}
-	return r.err
+	return hdrRead(ext, h, getConsumerRunningInfoRequestFields)
 }
+
+var getConsumerRunningInfoRequestFields = hdrTableOf(func(h *GetConsumerRunningInfoRequestHeader, l *hdrList) {
+	l.str("clientId", &h.ClientID)
+	l.boolPrim("jstackEnable", &h.JstackEnable)
+	l.str("consumerGroup", &h.ConsumerGroup)
+})
 
 // ConsumeMessageDirectlyResultRequestHeader is CONSUME_MESSAGE_DIRECTLY
 // (309); the request body is one stored message.
@@ -226,27 +198,20 @@ type ConsumeMessageDirectlyResultRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *ConsumeMessageDirectlyResultRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptStr(ext, "clientId", h.ClientID)
-	ext = hdrOptI32(ext, "groupSysFlag", h.GroupSysFlag)
-	ext = hdrOptStr(ext, "msgId", h.MsgID)
-	ext = hdrOptStr(ext, "topic", h.Topic)
-	ext = hdrOptStr(ext, "brokerName", h.BrokerName)
-	ext = hdrStr(ext, "consumerGroup", h.ConsumerGroup)
-	ext = hdrOptI32(ext, "topicSysFlag", h.TopicSysFlag)
-	return ext
+	return hdrAppend(ext, h, consumeMessageDirectlyResultRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *ConsumeMessageDirectlyResultRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = ConsumeMessageDirectlyResultRequestHeader{
-		ConsumerGroup: r.str("consumerGroup"),
-		ClientID:      r.optStr("clientId"),
-		MsgID:         r.optStr("msgId"),
-		BrokerName:    r.optStr("brokerName"),
-		Topic:         r.optStr("topic"),
-		TopicSysFlag:  r.optI32("topicSysFlag"),
-		GroupSysFlag:  r.optI32("groupSysFlag"),
-	}
-	return r.err
+	return hdrRead(ext, h, consumeMessageDirectlyResultRequestFields)
 }
+
+var consumeMessageDirectlyResultRequestFields = hdrTableOf(func(h *ConsumeMessageDirectlyResultRequestHeader, l *hdrList) {
+	l.optStr("clientId", &h.ClientID)
+	l.optI32("groupSysFlag", &h.GroupSysFlag)
+	l.optStr("msgId", &h.MsgID)
+	l.optStr("topic", &h.Topic)
+	l.optStr("brokerName", &h.BrokerName)
+	l.str("consumerGroup", &h.ConsumerGroup)
+	l.optI32("topicSysFlag", &h.TopicSysFlag)
+})

@@ -13,20 +13,18 @@ type GetRouteInfoRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetRouteInfoRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrOptBool(ext, "acceptStandardJsonOnly", h.AcceptStandardJSONOnly)
-	return ext
+	return hdrAppend(ext, h, getRouteInfoRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetRouteInfoRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = GetRouteInfoRequestHeader{
-		Topic:                  r.str("topic"),
-		AcceptStandardJSONOnly: r.optBool("acceptStandardJsonOnly"),
-	}
-	return r.err
+	return hdrRead(ext, h, getRouteInfoRequestFields)
 }
+
+var getRouteInfoRequestFields = hdrTableOf(func(h *GetRouteInfoRequestHeader, l *hdrList) {
+	l.str("topic", &h.Topic)
+	l.optBool("acceptStandardJsonOnly", &h.AcceptStandardJSONOnly)
+})
 
 // RegisterBrokerRequestHeader is REGISTER_BROKER (103).
 type RegisterBrokerRequestHeader struct {
@@ -44,36 +42,26 @@ type RegisterBrokerRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *RegisterBrokerRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptI64(ext, "heartbeatTimeoutMillis", h.HeartbeatTimeoutMillis)
-	ext = hdrOptStr(ext, "__ZONE_NAME", h.ZoneName)
-	ext = hdrI64(ext, "brokerId", h.BrokerID)
-	ext = hdrI32(ext, "bodyCrc32", h.BodyCRC32)
-	ext = hdrStr(ext, "clusterName", h.ClusterName)
-	ext = hdrStr(ext, "brokerAddr", h.BrokerAddr)
-	ext = hdrOptBool(ext, "enableActingMaster", h.EnableActingMaster)
-	ext = hdrStr(ext, "haServerAddr", h.HAServerAddr)
-	ext = hdrBool(ext, "compressed", h.Compressed)
-	ext = hdrStr(ext, "brokerName", h.BrokerName)
-	return ext
+	return hdrAppend(ext, h, registerBrokerRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *RegisterBrokerRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = RegisterBrokerRequestHeader{
-		BrokerName:             r.str("brokerName"),
-		BrokerAddr:             r.str("brokerAddr"),
-		ClusterName:            r.str("clusterName"),
-		HAServerAddr:           r.str("haServerAddr"),
-		BrokerID:               r.i64("brokerId"),
-		HeartbeatTimeoutMillis: r.optI64("heartbeatTimeoutMillis"),
-		EnableActingMaster:     r.optBool("enableActingMaster"),
-		Compressed:             r.boolOr("compressed", false),
-		BodyCRC32:              r.i32Or("bodyCrc32", 0),
-		ZoneName:               r.optStr("__ZONE_NAME"),
-	}
-	return r.err
+	return hdrRead(ext, h, registerBrokerRequestFields)
 }
+
+var registerBrokerRequestFields = hdrTableOf(func(h *RegisterBrokerRequestHeader, l *hdrList) {
+	l.optI64("heartbeatTimeoutMillis", &h.HeartbeatTimeoutMillis)
+	l.optStr("__ZONE_NAME", &h.ZoneName)
+	l.i64("brokerId", &h.BrokerID)
+	l.i32Prim("bodyCrc32", &h.BodyCRC32)
+	l.str("clusterName", &h.ClusterName)
+	l.str("brokerAddr", &h.BrokerAddr)
+	l.optBool("enableActingMaster", &h.EnableActingMaster)
+	l.str("haServerAddr", &h.HAServerAddr)
+	l.boolPrim("compressed", &h.Compressed)
+	l.str("brokerName", &h.BrokerName)
+})
 
 // RegisterBrokerResponseHeader answers REGISTER_BROKER.
 type RegisterBrokerResponseHeader struct {
@@ -83,20 +71,18 @@ type RegisterBrokerResponseHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *RegisterBrokerResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptStr(ext, "haServerAddr", h.HAServerAddr)
-	ext = hdrOptStr(ext, "masterAddr", h.MasterAddr)
-	return ext
+	return hdrAppend(ext, h, registerBrokerResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *RegisterBrokerResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = RegisterBrokerResponseHeader{
-		HAServerAddr: r.optStr("haServerAddr"),
-		MasterAddr:   r.optStr("masterAddr"),
-	}
-	return r.err
+	return hdrRead(ext, h, registerBrokerResponseFields)
 }
+
+var registerBrokerResponseFields = hdrTableOf(func(h *RegisterBrokerResponseHeader, l *hdrList) {
+	l.optStr("haServerAddr", &h.HAServerAddr)
+	l.optStr("masterAddr", &h.MasterAddr)
+})
 
 // BrokerIdentityHeader is the header of UNREGISTER_BROKER (104) and
 // QUERY_DATA_VERSION (322).
@@ -115,24 +101,20 @@ type (
 
 // AppendExt implements CustomHeader.
 func (h *BrokerIdentityHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI64(ext, "brokerId", h.BrokerID)
-	ext = hdrStr(ext, "clusterName", h.ClusterName)
-	ext = hdrStr(ext, "brokerAddr", h.BrokerAddr)
-	ext = hdrStr(ext, "brokerName", h.BrokerName)
-	return ext
+	return hdrAppend(ext, h, brokerIdentityFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *BrokerIdentityHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = BrokerIdentityHeader{
-		BrokerName:  r.str("brokerName"),
-		BrokerAddr:  r.str("brokerAddr"),
-		ClusterName: r.str("clusterName"),
-		BrokerID:    r.i64("brokerId"),
-	}
-	return r.err
+	return hdrRead(ext, h, brokerIdentityFields)
 }
+
+var brokerIdentityFields = hdrTableOf(func(h *BrokerIdentityHeader, l *hdrList) {
+	l.i64("brokerId", &h.BrokerID)
+	l.str("clusterName", &h.ClusterName)
+	l.str("brokerAddr", &h.BrokerAddr)
+	l.str("brokerName", &h.BrokerName)
+})
 
 // QueryDataVersionResponseHeader answers QUERY_DATA_VERSION.
 type QueryDataVersionResponseHeader struct {
@@ -141,15 +123,17 @@ type QueryDataVersionResponseHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *QueryDataVersionResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrBool(ext, "changed", h.Changed)
+	return hdrAppend(ext, h, queryDataVersionResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *QueryDataVersionResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.Changed = r.boolean("changed")
-	return r.err
+	return hdrRead(ext, h, queryDataVersionResponseFields)
 }
+
+var queryDataVersionResponseFields = hdrTableOf(func(h *QueryDataVersionResponseHeader, l *hdrList) {
+	l.boolReq("changed", &h.Changed)
+})
 
 // PutKVConfigRequestHeader is PUT_KV_CONFIG (100).
 type PutKVConfigRequestHeader struct {
@@ -160,22 +144,19 @@ type PutKVConfigRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *PutKVConfigRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "namespace", h.Namespace)
-	ext = hdrStr(ext, "value", h.Value)
-	ext = hdrStr(ext, "key", h.Key)
-	return ext
+	return hdrAppend(ext, h, putKVConfigRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *PutKVConfigRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = PutKVConfigRequestHeader{
-		Namespace: r.str("namespace"),
-		Key:       r.str("key"),
-		Value:     r.str("value"),
-	}
-	return r.err
+	return hdrRead(ext, h, putKVConfigRequestFields)
 }
+
+var putKVConfigRequestFields = hdrTableOf(func(h *PutKVConfigRequestHeader, l *hdrList) {
+	l.str("namespace", &h.Namespace)
+	l.str("value", &h.Value)
+	l.str("key", &h.Key)
+})
 
 // KVConfigRequestHeader is the header of GET_KV_CONFIG (101) and
 // DELETE_KV_CONFIG (102).
@@ -192,17 +173,18 @@ type (
 
 // AppendExt implements CustomHeader.
 func (h *KVConfigRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "namespace", h.Namespace)
-	ext = hdrStr(ext, "key", h.Key)
-	return ext
+	return hdrAppend(ext, h, kVConfigRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *KVConfigRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = KVConfigRequestHeader{Namespace: r.str("namespace"), Key: r.str("key")}
-	return r.err
+	return hdrRead(ext, h, kVConfigRequestFields)
 }
+
+var kVConfigRequestFields = hdrTableOf(func(h *KVConfigRequestHeader, l *hdrList) {
+	l.str("namespace", &h.Namespace)
+	l.str("key", &h.Key)
+})
 
 // GetKVConfigResponseHeader answers GET_KV_CONFIG.
 type GetKVConfigResponseHeader struct {
@@ -211,15 +193,17 @@ type GetKVConfigResponseHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetKVConfigResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrOptStr(ext, "value", h.Value)
+	return hdrAppend(ext, h, getKVConfigResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetKVConfigResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.Value = r.optStr("value")
-	return r.err
+	return hdrRead(ext, h, getKVConfigResponseFields)
 }
+
+var getKVConfigResponseFields = hdrTableOf(func(h *GetKVConfigResponseHeader, l *hdrList) {
+	l.optStr("value", &h.Value)
+})
 
 // GetKVListByNamespaceRequestHeader is GET_KVLIST_BY_NAMESPACE (219).
 type GetKVListByNamespaceRequestHeader struct {
@@ -228,15 +212,17 @@ type GetKVListByNamespaceRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetKVListByNamespaceRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrStr(ext, "namespace", h.Namespace)
+	return hdrAppend(ext, h, getKVListByNamespaceRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetKVListByNamespaceRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.Namespace = r.str("namespace")
-	return r.err
+	return hdrRead(ext, h, getKVListByNamespaceRequestFields)
 }
+
+var getKVListByNamespaceRequestFields = hdrTableOf(func(h *GetKVListByNamespaceRequestHeader, l *hdrList) {
+	l.str("namespace", &h.Namespace)
+})
 
 // DeleteTopicFromNamesrvRequestHeader is DELETE_TOPIC_IN_NAMESRV (216).
 type DeleteTopicFromNamesrvRequestHeader struct {
@@ -246,17 +232,18 @@ type DeleteTopicFromNamesrvRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *DeleteTopicFromNamesrvRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptStr(ext, "clusterName", h.ClusterName)
-	ext = hdrStr(ext, "topic", h.Topic)
-	return ext
+	return hdrAppend(ext, h, deleteTopicFromNamesrvRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *DeleteTopicFromNamesrvRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = DeleteTopicFromNamesrvRequestHeader{Topic: r.str("topic"), ClusterName: r.optStr("clusterName")}
-	return r.err
+	return hdrRead(ext, h, deleteTopicFromNamesrvRequestFields)
 }
+
+var deleteTopicFromNamesrvRequestFields = hdrTableOf(func(h *DeleteTopicFromNamesrvRequestHeader, l *hdrList) {
+	l.optStr("clusterName", &h.ClusterName)
+	l.str("topic", &h.Topic)
+})
 
 // GetTopicsByClusterRequestHeader is GET_TOPICS_BY_CLUSTER (224).
 type GetTopicsByClusterRequestHeader struct {
@@ -265,15 +252,17 @@ type GetTopicsByClusterRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetTopicsByClusterRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrStr(ext, "cluster", h.Cluster)
+	return hdrAppend(ext, h, getTopicsByClusterRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetTopicsByClusterRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.Cluster = r.str("cluster")
-	return r.err
+	return hdrRead(ext, h, getTopicsByClusterRequestFields)
 }
+
+var getTopicsByClusterRequestFields = hdrTableOf(func(h *GetTopicsByClusterRequestHeader, l *hdrList) {
+	l.str("cluster", &h.Cluster)
+})
 
 // BrokerNameRequestHeader is the header of WIPE_WRITE_PERM_OF_BROKER (205)
 // and ADD_WRITE_PERM_OF_BROKER (327).
@@ -289,15 +278,17 @@ type (
 
 // AppendExt implements CustomHeader.
 func (h *BrokerNameRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrStr(ext, "brokerName", h.BrokerName)
+	return hdrAppend(ext, h, brokerNameRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *BrokerNameRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.BrokerName = r.str("brokerName")
-	return r.err
+	return hdrRead(ext, h, brokerNameRequestFields)
 }
+
+var brokerNameRequestFields = hdrTableOf(func(h *BrokerNameRequestHeader, l *hdrList) {
+	l.str("brokerName", &h.BrokerName)
+})
 
 // WipeWritePermOfBrokerResponseHeader answers WIPE_WRITE_PERM_OF_BROKER.
 type WipeWritePermOfBrokerResponseHeader struct {
@@ -306,15 +297,17 @@ type WipeWritePermOfBrokerResponseHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *WipeWritePermOfBrokerResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrI32(ext, "wipeTopicCount", h.WipeTopicCount)
+	return hdrAppend(ext, h, wipeWritePermOfBrokerResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *WipeWritePermOfBrokerResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.WipeTopicCount = r.i32("wipeTopicCount")
-	return r.err
+	return hdrRead(ext, h, wipeWritePermOfBrokerResponseFields)
 }
+
+var wipeWritePermOfBrokerResponseFields = hdrTableOf(func(h *WipeWritePermOfBrokerResponseHeader, l *hdrList) {
+	l.i32("wipeTopicCount", &h.WipeTopicCount)
+})
 
 // AddWritePermOfBrokerResponseHeader answers ADD_WRITE_PERM_OF_BROKER.
 type AddWritePermOfBrokerResponseHeader struct {
@@ -323,12 +316,14 @@ type AddWritePermOfBrokerResponseHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *AddWritePermOfBrokerResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrI32(ext, "addTopicCount", h.AddTopicCount)
+	return hdrAppend(ext, h, addWritePermOfBrokerResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *AddWritePermOfBrokerResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.AddTopicCount = r.i32("addTopicCount")
-	return r.err
+	return hdrRead(ext, h, addWritePermOfBrokerResponseFields)
 }
+
+var addWritePermOfBrokerResponseFields = hdrTableOf(func(h *AddWritePermOfBrokerResponseHeader, l *hdrList) {
+	l.i32("addTopicCount", &h.AddTopicCount)
+})

@@ -16,26 +16,21 @@ type QueryConsumerOffsetRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *QueryConsumerOffsetRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI32(ext, "queueId", h.QueueID)
-	ext = hdrOptStr(ext, "bname", h.BrokerName)
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrOptBool(ext, "setZeroIfNotFound", h.SetZeroIfNotFound)
-	ext = hdrStr(ext, "consumerGroup", h.ConsumerGroup)
-	return ext
+	return hdrAppend(ext, h, queryConsumerOffsetRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *QueryConsumerOffsetRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = QueryConsumerOffsetRequestHeader{
-		ConsumerGroup:     r.str("consumerGroup"),
-		Topic:             r.str("topic"),
-		QueueID:           r.i32("queueId"),
-		SetZeroIfNotFound: r.optBool("setZeroIfNotFound"),
-		BrokerName:        r.optStr("bname"),
-	}
-	return r.err
+	return hdrRead(ext, h, queryConsumerOffsetRequestFields)
 }
+
+var queryConsumerOffsetRequestFields = hdrTableOf(func(h *QueryConsumerOffsetRequestHeader, l *hdrList) {
+	l.i32("queueId", &h.QueueID)
+	l.optStr("bname", &h.BrokerName)
+	l.str("topic", &h.Topic)
+	l.optBool("setZeroIfNotFound", &h.SetZeroIfNotFound)
+	l.str("consumerGroup", &h.ConsumerGroup)
+})
 
 // OffsetResponseHeader carries `offset`: the response of
 // QUERY_CONSUMER_OFFSET, SEARCH_OFFSET_BY_TIMESTAMP, GET_MAX_OFFSET and
@@ -54,15 +49,17 @@ type (
 
 // AppendExt implements CustomHeader.
 func (h *OffsetResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrI64(ext, "offset", h.Offset)
+	return hdrAppend(ext, h, offsetResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *OffsetResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.Offset = r.i64("offset")
-	return r.err
+	return hdrRead(ext, h, offsetResponseFields)
 }
+
+var offsetResponseFields = hdrTableOf(func(h *OffsetResponseHeader, l *hdrList) {
+	l.i64("offset", &h.Offset)
+})
 
 // UpdateConsumerOffsetRequestHeader is UPDATE_CONSUMER_OFFSET (15).
 type UpdateConsumerOffsetRequestHeader struct {
@@ -75,26 +72,21 @@ type UpdateConsumerOffsetRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *UpdateConsumerOffsetRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI32(ext, "queueId", h.QueueID)
-	ext = hdrOptStr(ext, "bname", h.BrokerName)
-	ext = hdrI64(ext, "commitOffset", h.CommitOffset)
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrStr(ext, "consumerGroup", h.ConsumerGroup)
-	return ext
+	return hdrAppend(ext, h, updateConsumerOffsetRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *UpdateConsumerOffsetRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = UpdateConsumerOffsetRequestHeader{
-		ConsumerGroup: r.str("consumerGroup"),
-		Topic:         r.str("topic"),
-		QueueID:       r.i32("queueId"),
-		CommitOffset:  r.i64("commitOffset"),
-		BrokerName:    r.optStr("bname"),
-	}
-	return r.err
+	return hdrRead(ext, h, updateConsumerOffsetRequestFields)
 }
+
+var updateConsumerOffsetRequestFields = hdrTableOf(func(h *UpdateConsumerOffsetRequestHeader, l *hdrList) {
+	l.i32("queueId", &h.QueueID)
+	l.optStr("bname", &h.BrokerName)
+	l.i64("commitOffset", &h.CommitOffset)
+	l.str("topic", &h.Topic)
+	l.str("consumerGroup", &h.ConsumerGroup)
+})
 
 // SearchOffsetRequestHeader is SEARCH_OFFSET_BY_TIMESTAMP (29).
 type SearchOffsetRequestHeader struct {
@@ -107,26 +99,21 @@ type SearchOffsetRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *SearchOffsetRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI32(ext, "queueId", h.QueueID)
-	ext = hdrOptStr(ext, "bname", h.BrokerName)
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrOptStr(ext, "boundaryType", h.BoundaryType)
-	ext = hdrI64(ext, "timestamp", h.Timestamp)
-	return ext
+	return hdrAppend(ext, h, searchOffsetRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *SearchOffsetRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = SearchOffsetRequestHeader{
-		Topic:        r.str("topic"),
-		QueueID:      r.i32("queueId"),
-		Timestamp:    r.i64("timestamp"),
-		BoundaryType: r.optStr("boundaryType"),
-		BrokerName:   r.optStr("bname"),
-	}
-	return r.err
+	return hdrRead(ext, h, searchOffsetRequestFields)
 }
+
+var searchOffsetRequestFields = hdrTableOf(func(h *SearchOffsetRequestHeader, l *hdrList) {
+	l.i32("queueId", &h.QueueID)
+	l.optStr("bname", &h.BrokerName)
+	l.str("topic", &h.Topic)
+	l.optStr("boundaryType", &h.BoundaryType)
+	l.i64("timestamp", &h.Timestamp)
+})
 
 // GetMaxOffsetRequestHeader is GET_MAX_OFFSET (30).
 type GetMaxOffsetRequestHeader struct {
@@ -138,24 +125,20 @@ type GetMaxOffsetRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetMaxOffsetRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI32(ext, "queueId", h.QueueID)
-	ext = hdrOptBool(ext, "committed", h.Committed)
-	ext = hdrOptStr(ext, "bname", h.BrokerName)
-	ext = hdrStr(ext, "topic", h.Topic)
-	return ext
+	return hdrAppend(ext, h, getMaxOffsetRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetMaxOffsetRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = GetMaxOffsetRequestHeader{
-		Topic:      r.str("topic"),
-		QueueID:    r.i32("queueId"),
-		Committed:  r.optBool("committed"),
-		BrokerName: r.optStr("bname"),
-	}
-	return r.err
+	return hdrRead(ext, h, getMaxOffsetRequestFields)
 }
+
+var getMaxOffsetRequestFields = hdrTableOf(func(h *GetMaxOffsetRequestHeader, l *hdrList) {
+	l.i32("queueId", &h.QueueID)
+	l.optBool("committed", &h.Committed)
+	l.optStr("bname", &h.BrokerName)
+	l.str("topic", &h.Topic)
+})
 
 // TopicQueueRequestHeader is the topic + queueId header of GET_MIN_OFFSET
 // (31) and GET_EARLIEST_MSG_STORETIME (32).
@@ -173,22 +156,19 @@ type (
 
 // AppendExt implements CustomHeader.
 func (h *TopicQueueRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrI32(ext, "queueId", h.QueueID)
-	ext = hdrOptStr(ext, "bname", h.BrokerName)
-	ext = hdrStr(ext, "topic", h.Topic)
-	return ext
+	return hdrAppend(ext, h, topicQueueRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *TopicQueueRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = TopicQueueRequestHeader{
-		Topic:      r.str("topic"),
-		QueueID:    r.i32("queueId"),
-		BrokerName: r.optStr("bname"),
-	}
-	return r.err
+	return hdrRead(ext, h, topicQueueRequestFields)
 }
+
+var topicQueueRequestFields = hdrTableOf(func(h *TopicQueueRequestHeader, l *hdrList) {
+	l.i32("queueId", &h.QueueID)
+	l.optStr("bname", &h.BrokerName)
+	l.str("topic", &h.Topic)
+})
 
 // GetEarliestMsgStoretimeResponseHeader answers GET_EARLIEST_MSG_STORETIME.
 type GetEarliestMsgStoretimeResponseHeader struct {
@@ -197,15 +177,17 @@ type GetEarliestMsgStoretimeResponseHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetEarliestMsgStoretimeResponseHeader) AppendExt(ext ExtFields) ExtFields {
-	return hdrI64(ext, "timestamp", h.Timestamp)
+	return hdrAppend(ext, h, getEarliestMsgStoretimeResponseFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetEarliestMsgStoretimeResponseHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	h.Timestamp = r.i64("timestamp")
-	return r.err
+	return hdrRead(ext, h, getEarliestMsgStoretimeResponseFields)
 }
+
+var getEarliestMsgStoretimeResponseFields = hdrTableOf(func(h *GetEarliestMsgStoretimeResponseHeader, l *hdrList) {
+	l.i64("timestamp", &h.Timestamp)
+})
 
 // ResetOffsetRequestHeader is RESET_CONSUMER_CLIENT_OFFSET (220, broker to
 // client) and INVOKE_BROKER_TO_RESET_OFFSET (222). Note the key "isForce".
@@ -220,28 +202,22 @@ type ResetOffsetRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *ResetOffsetRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptI32(ext, "queueId", h.QueueID)
-	ext = hdrOptI64(ext, "offset", h.Offset)
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrBool(ext, "isForce", h.IsForce)
-	ext = hdrStr(ext, "group", h.Group)
-	ext = hdrI64(ext, "timestamp", h.Timestamp)
-	return ext
+	return hdrAppend(ext, h, resetOffsetRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *ResetOffsetRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = ResetOffsetRequestHeader{
-		Topic:     r.str("topic"),
-		Group:     r.str("group"),
-		QueueID:   r.optI32("queueId"),
-		Offset:    r.optI64("offset"),
-		Timestamp: r.i64("timestamp"),
-		IsForce:   r.boolean("isForce"),
-	}
-	return r.err
+	return hdrRead(ext, h, resetOffsetRequestFields)
 }
+
+var resetOffsetRequestFields = hdrTableOf(func(h *ResetOffsetRequestHeader, l *hdrList) {
+	l.optI32("queueId", &h.QueueID)
+	l.optI64("offset", &h.Offset)
+	l.str("topic", &h.Topic)
+	l.boolReq("isForce", &h.IsForce)
+	l.str("group", &h.Group)
+	l.i64("timestamp", &h.Timestamp)
+})
 
 // GetConsumerStatusRequestHeader is GET_CONSUMER_STATUS_FROM_CLIENT (221)
 // and INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223).
@@ -253,19 +229,16 @@ type GetConsumerStatusRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *GetConsumerStatusRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrOptStr(ext, "clientAddr", h.ClientAddr)
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrStr(ext, "group", h.Group)
-	return ext
+	return hdrAppend(ext, h, getConsumerStatusRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *GetConsumerStatusRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = GetConsumerStatusRequestHeader{
-		Topic:      r.str("topic"),
-		Group:      r.str("group"),
-		ClientAddr: r.optStr("clientAddr"),
-	}
-	return r.err
+	return hdrRead(ext, h, getConsumerStatusRequestFields)
 }
+
+var getConsumerStatusRequestFields = hdrTableOf(func(h *GetConsumerStatusRequestHeader, l *hdrList) {
+	l.optStr("clientAddr", &h.ClientAddr)
+	l.str("topic", &h.Topic)
+	l.str("group", &h.Group)
+})

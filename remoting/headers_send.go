@@ -223,41 +223,27 @@ type ReplyMessageRequestHeader struct {
 
 // AppendExt implements CustomHeader.
 func (h *ReplyMessageRequestHeader) AppendExt(ext ExtFields) ExtFields {
-	ext = hdrStr(ext, "producerGroup", h.ProducerGroup)
-	ext = hdrStr(ext, "topic", h.Topic)
-	ext = hdrStr(ext, "defaultTopic", h.DefaultTopic)
-	ext = hdrI32(ext, "defaultTopicQueueNums", h.DefaultTopicQueueNums)
-	ext = hdrI32(ext, "queueId", h.QueueID)
-	ext = hdrI32(ext, "sysFlag", h.SysFlag)
-	ext = hdrI64(ext, "bornTimestamp", h.BornTimestamp)
-	ext = hdrI32(ext, "flag", h.Flag)
-	ext = hdrOptStr(ext, "properties", h.Properties)
-	ext = hdrOptI32(ext, "reconsumeTimes", h.ReconsumeTimes)
-	ext = hdrBool(ext, "unitMode", h.UnitMode)
-	ext = hdrStr(ext, "bornHost", h.BornHost)
-	ext = hdrStr(ext, "storeHost", h.StoreHost)
-	ext = hdrI64(ext, "storeTimestamp", h.StoreTimestamp)
-	return ext
+	return hdrAppend(ext, h, replyMessageRequestFields)
 }
 
 // FromExt implements CustomHeader.
 func (h *ReplyMessageRequestHeader) FromExt(ext ExtFields) error {
-	r := hdrReader{ext: ext}
-	*h = ReplyMessageRequestHeader{
-		ProducerGroup:         r.str("producerGroup"),
-		Topic:                 r.str("topic"),
-		DefaultTopic:          r.str("defaultTopic"),
-		DefaultTopicQueueNums: r.i32("defaultTopicQueueNums"),
-		QueueID:               r.i32("queueId"),
-		SysFlag:               r.i32("sysFlag"),
-		BornTimestamp:         r.i64("bornTimestamp"),
-		Flag:                  r.i32("flag"),
-		Properties:            r.optStr("properties"),
-		ReconsumeTimes:        r.optI32("reconsumeTimes"),
-		UnitMode:              r.boolOr("unitMode", false),
-		BornHost:              r.str("bornHost"),
-		StoreHost:             r.str("storeHost"),
-		StoreTimestamp:        r.i64("storeTimestamp"),
-	}
-	return r.err
+	return hdrRead(ext, h, replyMessageRequestFields)
 }
+
+var replyMessageRequestFields = hdrTableOf(func(h *ReplyMessageRequestHeader, l *hdrList) {
+	l.str("producerGroup", &h.ProducerGroup)
+	l.str("topic", &h.Topic)
+	l.str("defaultTopic", &h.DefaultTopic)
+	l.i32("defaultTopicQueueNums", &h.DefaultTopicQueueNums)
+	l.i32("queueId", &h.QueueID)
+	l.i32("sysFlag", &h.SysFlag)
+	l.i64("bornTimestamp", &h.BornTimestamp)
+	l.i32("flag", &h.Flag)
+	l.optStr("properties", &h.Properties)
+	l.optI32("reconsumeTimes", &h.ReconsumeTimes)
+	l.boolPrim("unitMode", &h.UnitMode)
+	l.str("bornHost", &h.BornHost)
+	l.str("storeHost", &h.StoreHost)
+	l.i64("storeTimestamp", &h.StoreTimestamp)
+})

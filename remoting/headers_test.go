@@ -704,3 +704,47 @@ func TestSendV1SlotMatchesKeys(t *testing.T) {
 		}
 	}
 }
+
+// DELETE_SUBSCRIPTIONGROUP's offset flag is "removeOffset" in 4.9.8 and
+// "cleanOffset" in 5.x: either one set to true reads as true.
+func TestDeleteSubscriptionGroupOffsetFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		ext  ExtFields
+		want bool
+	}{
+		{"4.9.8 true", ExtFields{{"groupName", "G"}, {"removeOffset", "true"}}, true},
+		{"5.x true", ExtFields{{"groupName", "G"}, {"cleanOffset", "true"}}, true},
+		{"both false", ExtFields{{"groupName", "G"}, {"removeOffset", "false"}, {"cleanOffset", "false"}}, false},
+		{"one of two", ExtFields{{"groupName", "G"}, {"removeOffset", "true"}, {"cleanOffset", "false"}}, true},
+		{"absent", ExtFields{{"groupName", "G"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := DeleteSubscriptionGroupRequestHeader{GroupName: "old", CleanOffset: true}
+			if err := h.FromExt(tt.ext); err != nil {
+				t.Fatal(err)
+			}
+			if h.GroupName != "G" || h.CleanOffset != tt.want {
+				t.Fatalf("got %+v, want CleanOffset %v", h, tt.want)
+			}
+		})
+	}
+}
+
+// With every field absent, the error names the first required field in
+// declaration order, the one Java's checkFields reports.
+func TestHeaderMissingFieldsReportsFirstDeclared(t *testing.T) {
+	for _, tt := range hdrCases() {
+		if len(tt.required) == 0 {
+			continue
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			var fe *HeaderFieldError
+			err := tt.newEmpty().FromExt(ExtFields{})
+			if !errors.As(err, &fe) || fe.Field != tt.required[0] {
+				t.Fatalf("got %v, want the missing field %s", err, tt.required[0])
+			}
+		})
+	}
+}

@@ -262,22 +262,63 @@ func hexValue[T string | []byte](s T) (uint32, bool) {
 	return v, true
 }
 
-// fjAppendString writes s as a JSON string. Both styles escape quote,
-// backslash and control characters (\b \f \n \r \t by letter, others as
-// \u00XX); JSONStandard also escapes '/' and everything from 0x7F as
-// UTF-16 \uXXXX units, like fastjson's BrowserCompatible.
+// jsonHeaderStyle is the string escaping of a frame header: fastjson's
+// SerializeWriter, which also writes DEL, U+0080..U+009F and U+2028/2029 as
+// \uXXXX.
+const jsonHeaderStyle JSONStyle = JSONStandard + 1
+
+// jsonEscapes marks, per style, the bytes that may need escaping: control
+// characters, '"' and '\\' in every style; JSONStandard adds '/' and every
+// byte from 0x7F; the header style adds DEL and the lead bytes of
+// U+0080..U+009F (0xC2) and U+2028/2029 (0xE2).
+var jsonEscapes = func() (t [3][256]bool) {
+	for st := range t {
+		for c := range 0x20 {
+			t[st][c] = true
+		}
+		t[st]['"'], t[st]['\\'] = true, true
+	}
+	t[JSONStandard]['/'] = true
+	for c := 0x7f; c < 256; c++ {
+		t[JSONStandard][c] = true
+	}
+	t[jsonHeaderStyle][0x7f], t[jsonHeaderStyle][0xc2], t[jsonHeaderStyle][0xe2] = true, true, true
+	return t
+}()
+
+// fjAppendString writes s as a JSON string escaped for style: quote,
+// backslash and control characters always (\b \f \n \r \t by letter,
+// others as \u00XX); JSONStandard also escapes '/' and everything from
+// 0x7F as UTF-16 \uXXXX units, like fastjson's BrowserCompatible.
 func fjAppendString(dst []byte, s string, style JSONStyle) []byte {
+	esc := &jsonEscapes[style]
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && (style != JSONStandard || (c != '/' && c < 0x7F)) {
+		if !esc[c] {
 			i++
 			continue
 		}
-		dst = append(dst, s[start:i]...)
-		if c >= 0x7F { // JSONStandard only
-			r, size := utf8.DecodeRuneInString(s[i:])
+		if c >= 0x7f {
+			n, r := 1, rune(c)
+			switch {
+			case style == JSONStandard:
+				r, n = utf8.DecodeRuneInString(s[i:])
+			case c == 0xc2: // U+0080..U+009F are C2 80..C2 9F
+				if i+1 >= len(s) || s[i+1] < 0x80 || s[i+1] > 0x9f {
+					i++
+					continue
+				}
+				n, r = 2, rune(s[i+1])
+			case c == 0xe2: // U+2028 / U+2029 are E2 80 A8 / E2 80 A9
+				if i+2 >= len(s) || s[i+1] != 0x80 || (s[i+2] != 0xa8 && s[i+2] != 0xa9) {
+					i++
+					continue
+				}
+				n, r = 3, 0x2028+rune(s[i+2]-0xa8)
+			}
+			dst = append(dst, s[start:i]...)
 			if r >= 0x10000 {
 				r1, r2 := fjSurrogates(r)
 				dst = fjAppendU(dst, r1)
@@ -285,10 +326,11 @@ func fjAppendString(dst []byte, s string, style JSONStyle) []byte {
 			} else {
 				dst = fjAppendU(dst, r)
 			}
-			i += size
+			i += n
 			start = i
 			continue
 		}
+		dst = append(dst, s[start:i]...)
 		switch c {
 		case '"', '\\', '/':
 			dst = append(dst, '\\', c)
@@ -355,4 +397,14 @@ func fjAppendDouble(dst []byte, v float64) []byte {
 		exp = exp[1:]
 	}
 	return append(dst, exp...)
+}
+
+// fjWriteArr writes an array of n elements, element i by elem.
+func fjWriteArr(w *fjWriter, n int, elem func(i int)) {
+	w.openArr()
+	for i := range n {
+		w.elem()
+		elem(i)
+	}
+	w.closeArr()
 }

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +11,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting/message"
+	jsoniter "github.com/json-iterator/go"
 )
 
 // The on-disk side of timer messages: the timer queue (the log) and
@@ -104,7 +104,7 @@ func parseOffsetRanges(data []byte) (offsetRanges, error) {
 	var f struct {
 		Done [][2]int64 `json:"done"`
 	}
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(data, &f); err != nil {
 		return nil, err
 	}
 	r := make(offsetRanges, 0, len(f.Done))

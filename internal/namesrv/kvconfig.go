@@ -2,7 +2,6 @@ package namesrv
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/go-rocketmq/rocketmq/internal/atomicfile"
+	jsoniter "github.com/json-iterator/go"
 )
 
 // namespaceOrderTopicConfig is the KV namespace of per-topic order config
@@ -53,7 +53,7 @@ func newKVConfig(path string) (*kvConfig, error) {
 		return kv, nil
 	}
 	var f kvFile
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("rocketmq: load kv config %s: %w", path, err)
 	}
 	for ns, t := range f.ConfigTable {
@@ -115,7 +115,7 @@ func (kv *kvConfig) save() error {
 
 	kv.mu.RLock()
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	enc := jsoniter.ConfigCompatibleWithStandardLibrary.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	err := enc.Encode(kvFile{ConfigTable: kv.table})
 	kv.mu.RUnlock()

@@ -1,11 +1,12 @@
 package store
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+
+	jsoniter "github.com/json-iterator/go"
 )
 
 // deletedTopicsFile records, per deleted topic, the commit-log offset at
@@ -57,7 +58,7 @@ func (s *Store) loadDeleted() error {
 		return nil
 	}
 	if err == nil {
-		err = json.Unmarshal(b, &s.deleted)
+		err = jsoniter.ConfigCompatibleWithStandardLibrary.Unmarshal(b, &s.deleted)
 	}
 	if err != nil {
 		return fmt.Errorf("rocketmq: store: read %s: %w", deletedTopicsFile, err)
@@ -66,7 +67,7 @@ func (s *Store) loadDeleted() error {
 }
 
 func (s *Store) saveDeleted() error {
-	b, err := json.Marshal(s.deleted)
+	b, err := jsoniter.ConfigCompatibleWithStandardLibrary.Marshal(s.deleted)
 	if err != nil {
 		return err
 	}
