@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"context"
+
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -21,15 +23,15 @@ func (b *Broker) routes() []route {
 	return []route{
 		{remoting.SendMessage, b.handleSendMessage, b.sendMessageInline},
 		{remoting.PullMessage, b.handlePullMessage, nil},
-		{remoting.QueryConsumerOffset, b.handleQueryConsumerOffset, nil},
-		{remoting.UpdateConsumerOffset, b.handleUpdateConsumerOffset, nil},
-		{remoting.UpdateAndCreateTopic, b.handleUpdateAndCreateTopic, nil},
+		{remoting.QueryConsumerOffset, withHeader(b.handleQueryConsumerOffset), nil},
+		{remoting.UpdateConsumerOffset, withHeader(b.handleUpdateConsumerOffset), nil},
+		{remoting.UpdateAndCreateTopic, withHeader(b.handleUpdateAndCreateTopic), nil},
 		{remoting.GetAllTopicConfig, b.handleGetAllTopicConfig, nil},
 		{remoting.GetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo, nil},
-		{remoting.SearchOffsetByTimestamp, b.handleSearchOffsetByTimestamp, nil},
-		{remoting.GetMaxOffset, b.handleGetMaxOffset, nil},
-		{remoting.GetMinOffset, b.handleGetMinOffset, nil},
-		{remoting.GetEarliestMsgStoreTime, b.handleGetEarliestMsgStoretime, nil},
+		{remoting.SearchOffsetByTimestamp, withHeader(b.handleSearchOffsetByTimestamp), nil},
+		{remoting.GetMaxOffset, withHeader(b.handleGetMaxOffset), nil},
+		{remoting.GetMinOffset, withHeader(b.handleGetMinOffset), nil},
+		{remoting.GetEarliestMsgStoreTime, withHeader(b.handleGetEarliestMsgStoretime), nil},
 		{remoting.HeartBeat, b.handleHeartBeat, nil},
 		{remoting.UnregisterClient, b.handleUnregisterClient, nil},
 		{remoting.GetConsumerListByGroup, b.handleGetConsumerListByGroup, nil},
@@ -37,12 +39,12 @@ func (b *Broker) routes() []route {
 		{remoting.GetAllDelayOffset, b.handleGetAllDelayOffset, nil},
 		{remoting.UpdateAndCreateSubscriptionGroup, b.handleUpdateAndCreateSubscriptionGroup, nil},
 		{remoting.GetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroupConfig, nil},
-		{remoting.GetTopicStatsInfo, b.handleGetTopicStatsInfo, nil},
-		{remoting.GetConsumerConnectionList, b.handleGetConsumerConnectionList, nil},
-		{remoting.GetProducerConnectionList, b.handleGetProducerConnectionList, nil},
-		{remoting.DeleteSubscriptionGroup, b.handleDeleteSubscriptionGroup, nil},
-		{remoting.GetConsumeStats, b.handleGetConsumeStats, nil},
-		{remoting.DeleteTopicInBroker, b.handleDeleteTopicInBroker, nil},
+		{remoting.GetTopicStatsInfo, withHeader(b.handleGetTopicStatsInfo), nil},
+		{remoting.GetConsumerConnectionList, withHeader(b.handleGetConsumerConnectionList), nil},
+		{remoting.GetProducerConnectionList, withHeader(b.handleGetProducerConnectionList), nil},
+		{remoting.DeleteSubscriptionGroup, withHeader(b.handleDeleteSubscriptionGroup), nil},
+		{remoting.GetConsumeStats, withHeader(b.handleGetConsumeStats), nil},
+		{remoting.DeleteTopicInBroker, withHeader(b.handleDeleteTopicInBroker), nil},
 		{remoting.SendMessageV2, b.handleSendMessageV2, b.sendMessageV2Inline},
 		{remoting.SendBatchMessage, b.handleSendBatchMessage, b.sendBatchMessageInline},
 		{remoting.SendReplyMessage, b.handleSendReplyMessage, nil},
@@ -61,7 +63,33 @@ func (b *Broker) serveRoutes() {
 	}
 }
 
+// withHeader serves a code whose handler takes its decoded request
+// header; a header that does not decode is answered like Java's failed
+// decodeCommandCustomHeader.
+func withHeader[H any, P interface {
+	*H
+	FromExt(remoting.ExtFields) error
+}](serve func(context.Context, *server.Conn, P) *remoting.Command) server.Handler {
+	return func(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
+		h := P(new(H))
+		if err := h.FromExt(req.Ext); err != nil {
+			return adminHeaderError(err)
+		}
+		return serve(ctx, c, h)
+	}
+}
+
 // adminHeaderError answers an admin request whose header does not decode.
 func adminHeaderError(err error) *remoting.Command {
 	return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err))
+}
+
+// jsonResponse answers SUCCESS with body in fastjson's syntax, as Java's
+// RemotingSerializable.encode writes it.
+func jsonResponse(body interface {
+	AppendJSON([]byte, remoting.JSONStyle) []byte
+}) *remoting.Command {
+	resp := remoting.NewResponse(remoting.Success, "")
+	resp.Body = body.AppendJSON(nil, remoting.JSONFastjson)
+	return resp
 }
