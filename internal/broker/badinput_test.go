@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/testlog"
-	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
@@ -140,11 +139,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	addr := b.Addr()
 
 	// Acknowledged messages, through the real client transport.
-	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := newTestClient(t)
 	bodies := [][]byte{[]byte("first"), bytes.Repeat([]byte{0, 1, 2, 0xFF}, 1000), {0}, []byte("ünïcödé"), bytes.Repeat([]byte("x"), 200<<10)}
 	for i, body := range bodies {
 		h := badSendHeader(badTopic, int32(i%badQueues), badProps("TAGS", "Tag"+strconv.Itoa(i), "KEYS", "k"+strconv.Itoa(i), "UNIQ_KEY", "U"+strconv.Itoa(i)))
@@ -388,12 +383,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 		}
 	}
 	badSameBodies(t, "after bad input", badReadAll(t, addr), before)
-	cli2, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli2.Close()
-	resp, err := cli2.Invoke(context.Background(), addr, badSend(badSendHeader("BadAfter", 1, badProps("TAGS", "a")), []byte("after")))
+	resp, err := newTestClient(t).Invoke(context.Background(), addr, badSend(badSendHeader("BadAfter", 1, badProps("TAGS", "a")), []byte("after")))
 	if err != nil || resp.Code != remoting.Success {
 		t.Fatalf("send after bad input: %v %+v", err, resp)
 	}

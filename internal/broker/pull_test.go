@@ -50,23 +50,13 @@ func pullTestBroker(t testing.TB, mod func(*Config)) *pullEnv {
 		mod(&cfg)
 	}
 	b := startBroker(t, cfg)
-	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatalf("transport.New: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := newTestClient(t)
 	return &pullEnv{b: b, cli: cli, cfg: cfg}
 }
 
 func (e *pullEnv) invoke(t testing.TB, req *remoting.Command) *remoting.Command {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	resp, err := e.cli.Invoke(ctx, e.b.Addr(), req)
-	if err != nil {
-		t.Fatalf("Invoke code %d: %v", req.Code, err)
-	}
-	return resp
+	return invokeBroker(t, e.cli, e.b, req)
 }
 
 // pullAsync is the outcome of a pull sent with invokeAsync.
