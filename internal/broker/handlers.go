@@ -1,8 +1,6 @@
 package broker
 
 import (
-	"context"
-
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -18,33 +16,34 @@ type route struct {
 // routes is the request table (Java BrokerController.registerProcessor):
 // every code the broker serves, in code order; the handler of code NNN is
 // in NNN_name.go. Codes not listed get REQUEST_CODE_NOT_SUPPORTED from the
-// server.
+// server. A handler wrapped in server.Decoded takes its decoded header; a
+// header that does not decode gets adminHeaderError.
 func (b *Broker) routes() []route {
 	return []route{
 		{remoting.SendMessage, b.handleSendMessage, b.sendMessageInline},
 		{remoting.PullMessage, b.handlePullMessage, nil},
-		{remoting.QueryConsumerOffset, withHeader(b.handleQueryConsumerOffset), nil},
-		{remoting.UpdateConsumerOffset, withHeader(b.handleUpdateConsumerOffset), nil},
-		{remoting.UpdateAndCreateTopic, withHeader(b.handleUpdateAndCreateTopic), nil},
+		{remoting.QueryConsumerOffset, server.Decoded(b.handleQueryConsumerOffset, adminHeaderError), nil},
+		{remoting.UpdateConsumerOffset, server.Decoded(b.handleUpdateConsumerOffset, adminHeaderError), nil},
+		{remoting.UpdateAndCreateTopic, server.Decoded(b.handleUpdateAndCreateTopic, adminHeaderError), nil},
 		{remoting.GetAllTopicConfig, b.handleGetAllTopicConfig, nil},
 		{remoting.GetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo, nil},
-		{remoting.SearchOffsetByTimestamp, withHeader(b.handleSearchOffsetByTimestamp), nil},
-		{remoting.GetMaxOffset, withHeader(b.handleGetMaxOffset), nil},
-		{remoting.GetMinOffset, withHeader(b.handleGetMinOffset), nil},
-		{remoting.GetEarliestMsgStoreTime, withHeader(b.handleGetEarliestMsgStoretime), nil},
+		{remoting.SearchOffsetByTimestamp, server.Decoded(b.handleSearchOffsetByTimestamp, adminHeaderError), nil},
+		{remoting.GetMaxOffset, server.Decoded(b.handleGetMaxOffset, adminHeaderError), nil},
+		{remoting.GetMinOffset, server.Decoded(b.handleGetMinOffset, adminHeaderError), nil},
+		{remoting.GetEarliestMsgStoreTime, server.Decoded(b.handleGetEarliestMsgStoretime, adminHeaderError), nil},
 		{remoting.HeartBeat, b.handleHeartBeat, nil},
-		{remoting.UnregisterClient, b.handleUnregisterClient, nil},
-		{remoting.GetConsumerListByGroup, b.handleGetConsumerListByGroup, nil},
+		{remoting.UnregisterClient, server.Decoded(b.handleUnregisterClient, adminHeaderError), nil},
+		{remoting.GetConsumerListByGroup, server.Decoded(b.handleGetConsumerListByGroup, adminHeaderError), nil},
 		{remoting.GetAllConsumerOffset, b.handleGetAllConsumerOffset, nil},
 		{remoting.GetAllDelayOffset, b.handleGetAllDelayOffset, nil},
 		{remoting.UpdateAndCreateSubscriptionGroup, b.handleUpdateAndCreateSubscriptionGroup, nil},
 		{remoting.GetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroupConfig, nil},
-		{remoting.GetTopicStatsInfo, withHeader(b.handleGetTopicStatsInfo), nil},
-		{remoting.GetConsumerConnectionList, withHeader(b.handleGetConsumerConnectionList), nil},
-		{remoting.GetProducerConnectionList, withHeader(b.handleGetProducerConnectionList), nil},
-		{remoting.DeleteSubscriptionGroup, withHeader(b.handleDeleteSubscriptionGroup), nil},
-		{remoting.GetConsumeStats, withHeader(b.handleGetConsumeStats), nil},
-		{remoting.DeleteTopicInBroker, withHeader(b.handleDeleteTopicInBroker), nil},
+		{remoting.GetTopicStatsInfo, server.Decoded(b.handleGetTopicStatsInfo, adminHeaderError), nil},
+		{remoting.GetConsumerConnectionList, server.Decoded(b.handleGetConsumerConnectionList, adminHeaderError), nil},
+		{remoting.GetProducerConnectionList, server.Decoded(b.handleGetProducerConnectionList, adminHeaderError), nil},
+		{remoting.DeleteSubscriptionGroup, server.Decoded(b.handleDeleteSubscriptionGroup, adminHeaderError), nil},
+		{remoting.GetConsumeStats, server.Decoded(b.handleGetConsumeStats, adminHeaderError), nil},
+		{remoting.DeleteTopicInBroker, server.Decoded(b.handleDeleteTopicInBroker, adminHeaderError), nil},
 		{remoting.SendMessageV2, b.handleSendMessageV2, b.sendMessageV2Inline},
 		{remoting.SendBatchMessage, b.handleSendBatchMessage, b.sendBatchMessageInline},
 		{remoting.SendReplyMessage, b.handleSendReplyMessage, nil},
@@ -60,22 +59,6 @@ func (b *Broker) serveRoutes() {
 		if r.inline != nil {
 			b.handleInline(r.code, r.inline)
 		}
-	}
-}
-
-// withHeader serves a code whose handler takes its decoded request
-// header; a header that does not decode is answered like Java's failed
-// decodeCommandCustomHeader.
-func withHeader[H any, P interface {
-	*H
-	FromExt(remoting.ExtFields) error
-}](serve func(context.Context, *server.Conn, P) *remoting.Command) server.Handler {
-	return func(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-		h := P(new(H))
-		if err := h.FromExt(req.Ext); err != nil {
-			return adminHeaderError(err)
-		}
-		return serve(ctx, c, h)
 	}
 }
 
