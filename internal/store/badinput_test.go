@@ -69,11 +69,7 @@ func TestBadInputDamagedStoreRecovers(t *testing.T) {
 			cfg := testConfig(t)
 			s := openStore(t, cfg)
 			all := fill(t, s, 90)
-			if c.crash {
-				s.Crash()
-			} else {
-				s.Close()
-			}
+			stopStore(s, c.crash)
 			c.hurt(t, cfg)
 			s2 := openStore(t, cfg)
 			checkAll(t, s2, all)

@@ -198,11 +198,7 @@ func TestTornTail(t *testing.T) {
 			cfg.CommitLogSegmentSize = 64 << 10
 			s := openStore(t, cfg)
 			all := fill(t, s, 60)
-			if c.crash {
-				s.Crash()
-			} else {
-				s.Close()
-			}
+			stopStore(s, c.crash)
 			lost := c.hurt(t, cfg, all)
 			kept := all[:len(all)-lost]
 			s2 := openStore(t, cfg)
@@ -272,11 +268,7 @@ func TestConsumeQueueRebuild(t *testing.T) {
 			cfg := testConfig(t)
 			s := openStore(t, cfg)
 			all := fill(t, s, 6*40) // RecB/1 gets 40 entries: files 0, 320, 640 (16 entries each)
-			if c.crash {
-				s.Crash()
-			} else {
-				s.Close()
-			}
+			stopStore(s, c.crash)
 			c.hurt(t, cfg)
 			s2 := openStore(t, cfg)
 			checkAll(t, s2, all)
