@@ -59,16 +59,9 @@ func badFrame(length int64, st byte, hdr, body []byte) []byte {
 }
 
 func badSendHeader(topic string, queue int32, props string) *remoting.SendMessageRequestHeader {
-	return &remoting.SendMessageRequestHeader{
-		ProducerGroup:         "BadPG",
-		Topic:                 topic,
-		DefaultTopic:          rocketmq.TopicAutoCreate,
-		DefaultTopicQueueNums: 4,
-		QueueID:               queue,
-		BornTimestamp:         1700000000000,
-		Properties:            &props,
-		ReconsumeTimes:        remoting.Ptr(int32(0)),
-	}
+	h := sendTestHeader(topic, queue, props)
+	h.ProducerGroup, h.BrokerName = "BadPG", nil
+	return h
 }
 
 func badSend(h *remoting.SendMessageRequestHeader, body []byte) *remoting.Command {

@@ -72,3 +72,33 @@ func invokeBroker(t testing.TB, cli *transport.Client, b *Broker, req *remoting.
 	}
 	return resp
 }
+
+// Response headers of the send and pull answers.
+var (
+	sendRespHeader = respHeader[remoting.SendMessageResponseHeader]
+	pullHeader     = respHeader[remoting.PullMessageResponseHeader]
+)
+
+// respHeader decodes the response header of resp as an H.
+func respHeader[H any, P interface {
+	*H
+	FromExt(remoting.ExtFields) error
+}](t testing.TB, resp *remoting.Command) H {
+	t.Helper()
+	var h H
+	if err := P(&h).FromExt(resp.Ext); err != nil {
+		t.Fatalf("response header: %v (ext %v)", err, resp.Ext)
+	}
+	return h
+}
+
+// eachStop runs f as a subtest after a clean stop and after a crash.
+func eachStop(t *testing.T, f func(t *testing.T, clean bool)) {
+	for _, clean := range []bool{true, false} {
+		name := "crash"
+		if clean {
+			name = "clean"
+		}
+		t.Run(name, func(t *testing.T) { f(t, clean) })
+	}
+}

@@ -185,15 +185,6 @@ func (a pullArgs) req() *remoting.Command {
 
 func pstr(s string) *string { return &s }
 
-func pullHeader(t testing.TB, resp *remoting.Command) remoting.PullMessageResponseHeader {
-	t.Helper()
-	var h remoting.PullMessageResponseHeader
-	if err := h.FromExt(resp.Ext); err != nil {
-		t.Fatalf("response header: %v (ext %v)", err, resp.Ext)
-	}
-	return h
-}
-
 // pullExpect checks code, remark and the offsets of a pull response.
 func pullExpect(t testing.TB, resp *remoting.Command, code int32, remark string, next, min, max int64) {
 	t.Helper()

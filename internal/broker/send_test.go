@@ -138,15 +138,6 @@ func sendCheckResp(t testing.TB, resp *remoting.Command, code int32, remark stri
 	}
 }
 
-func sendRespHeader(t testing.TB, resp *remoting.Command) remoting.SendMessageResponseHeader {
-	t.Helper()
-	var h remoting.SendMessageResponseHeader
-	if err := h.FromExt(resp.Ext); err != nil {
-		t.Fatalf("response header: %v (ext %v)", err, resp.Ext)
-	}
-	return h
-}
-
 func TestSendV2StoredFields(t *testing.T) {
 	e := sendTestBroker(t, nil)
 	raw := rawframe.Dial(t, e.b.Addr())
