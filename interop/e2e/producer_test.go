@@ -20,9 +20,7 @@ import (
 func TestOfficialProducer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 2)
-	topic := e.name("T")
-	e.createTopic(t, topic, 4)
-	masters := e.masters(t)
+	topic, masters := e.newTopic(t, 4)
 	p := e.officialProducer(t)
 	pl := newPlan(e, topic)
 	ctx := context.Background()
