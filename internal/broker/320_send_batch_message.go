@@ -39,13 +39,9 @@ func (b *Broker) sendBatchMessageInline(ctx context.Context, c *server.Conn, req
 // plus CLUSTER) to every element's own; unlike 4.9.8 it also gives an
 // element without UNIQ_KEY one (the official Go client sends none).
 func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Command, h *remoting.SendMessageRequestHeader) *remoting.Command {
-	tc, resp := b.sendCheck(c, h)
+	tc, queueID, resp := b.sendCheck(c, h)
 	if resp != nil {
 		return resp
-	}
-	queueID, ok := pickQueue(h.QueueID, &tc)
-	if !ok {
-		return b.sendResponse(remoting.SystemError, remarkNoWriteQueue)
 	}
 	topic := h.Topic
 	if len(topic) > rocketmq.TopicMaxLength {

@@ -26,13 +26,9 @@ const replyPushTimeout = 10 * time.Second
 
 // sendReply pushes and stores one reply message.
 func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Command, h *remoting.SendMessageRequestHeader) *remoting.Command {
-	tc, resp := b.sendCheck(c, h)
+	_, queueID, resp := b.sendCheck(c, h)
 	if resp != nil {
 		return resp
-	}
-	queueID, ok := pickQueue(h.QueueID, &tc)
-	if !ok {
-		return b.sendResponse(remoting.SystemError, remarkNoWriteQueue)
 	}
 	raw := ""
 	if h.Properties != nil {
