@@ -54,10 +54,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	if tc.TopicFilterType == "MULTI_TAG" {
 		sysFlag |= message.FlagMultiTags
 	}
-	raw := ""
-	if h.Properties != nil {
-		raw = *h.Properties
-	}
+	raw := orZero(h.Properties)
 	bp := scanSendProps(raw)
 	// The 4.9.8 store refuses delayed and transactional batches.
 	if bp.delayLevel() > 0 || sysFlag&message.FlagTransactionMask != message.FlagTransactionNot {
@@ -87,10 +84,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	ends := make([]int, len(els))
 	born := bornHost(c)
 	wait := bp.waitStoreMsgOK()
-	reconsume := int32(0)
-	if h.ReconsumeTimes != nil {
-		reconsume = *h.ReconsumeTimes
-	}
+	reconsume := orZero(h.ReconsumeTimes)
 	for i := range els {
 		el := &els[i]
 		start := len(buf)

@@ -30,10 +30,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 	if resp != nil {
 		return resp
 	}
-	raw := ""
-	if h.Properties != nil {
-		raw = *h.Properties
-	}
+	raw := orZero(h.Properties)
 	if len(raw) > message.MaxPropertiesLength || len(req.Body) > b.cfg.MaxMessageSize {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
@@ -42,10 +39,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 
 	// Stored as sent, like Java: no UNIQ_KEY or CLUSTER is added.
 	p := scanSendProps(raw)
-	reconsume := int32(0)
-	if h.ReconsumeTimes != nil {
-		reconsume = *h.ReconsumeTimes
-	}
+	reconsume := orZero(h.ReconsumeTimes)
 	put := store.PutRequest{
 		RecordFields: message.RecordFields{
 			QueueID:        queueID,

@@ -143,6 +143,16 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 	return tc, queueID, nil
 }
 
+// orZero is *p, or the zero value for an optional header field the
+// client left out.
+func orZero[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
 // pickQueue resolves a negative queue id to a random write queue.
 func pickQueue(id int32, tc *remoting.TopicConfig) (int32, bool) {
 	if id >= 0 {
@@ -167,10 +177,7 @@ func (b *Broker) sendRetry(req *remoting.Command, h *remoting.SendMessageRequest
 	if req.Version >= versionV349 && h.MaxReconsumeTimes != nil {
 		maxTimes = *h.MaxReconsumeTimes
 	}
-	reconsume := int32(0)
-	if h.ReconsumeTimes != nil {
-		reconsume = *h.ReconsumeTimes
-	}
+	reconsume := orZero(h.ReconsumeTimes)
 	if reconsume < maxTimes {
 		return false, nil
 	}
@@ -204,10 +211,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		sysFlag |= message.FlagMultiTags
 	}
 
-	raw := ""
-	if h.Properties != nil {
-		raw = *h.Properties
-	}
+	raw := orZero(h.Properties)
 	p := scanSendProps(raw)
 	if javaBool(p.tranMsg) {
 		return b.sendResponse(remoting.SystemError, remarkTxNotYet)
@@ -274,10 +278,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
 
-	reconsume := int32(0)
-	if h.ReconsumeTimes != nil {
-		reconsume = *h.ReconsumeTimes
-	}
+	reconsume := orZero(h.ReconsumeTimes)
 	put := store.PutRequest{
 		RecordFields: message.RecordFields{
 			QueueID:        queueID,
