@@ -469,12 +469,7 @@ func TestBadInputStoreDirUnusable(t *testing.T) {
 		})
 	}
 	t.Run("read-only store dir", func(t *testing.T) {
-		if os.Geteuid() == 0 {
-			t.Skip("root writes to a 0500 directory; the variants above cover unwritable paths without permissions")
-		}
-		dir := t.TempDir()
-		os.Chmod(dir, 0o500)
-		defer os.Chmod(dir, 0o700)
+		dir := testutil.ReadOnlyDir(t)
 		if b, err := New(badConfig(filepath.Join(dir, "store"), &testlog.Buffer{})); err == nil {
 			b.Close(context.Background())
 			t.Fatal("New succeeded")

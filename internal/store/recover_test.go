@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // fill stores n messages over three topics/queues and returns them.
@@ -298,12 +300,7 @@ func TestOpenDamagedStore(t *testing.T) {
 		}
 	})
 	t.Run("read-only dir", func(t *testing.T) {
-		if os.Geteuid() == 0 {
-			t.Skip("root ignores permissions")
-		}
-		dir := t.TempDir()
-		os.Chmod(dir, 0o500)
-		defer os.Chmod(dir, 0o700)
+		dir := testutil.ReadOnlyDir(t)
 		if _, err := Open(Config{Dir: filepath.Join(dir, "store")}); err == nil {
 			t.Fatal("Open succeeded")
 		}
