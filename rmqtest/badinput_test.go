@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -201,7 +202,7 @@ func TestBadInputClusterKeepsServing(t *testing.T) {
 	var err error
 	if !testutil.Poll(0, func() bool {
 		brokers, err = routeBrokers(context.Background(), cli, ns, badTopic)
-		return err == nil && equal(brokers, []string{"broker-a"})
+		return err == nil && slices.Equal(brokers, []string{"broker-a"})
 	}) {
 		t.Fatalf("route of %s: %v %v", badTopic, brokers, err)
 	}

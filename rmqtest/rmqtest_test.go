@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -56,27 +57,15 @@ func waitBrokers(t *testing.T, cli *transport.Client, ns string, want ...string)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		got, err = routeBrokers(ctx, cli, ns, "TBW102")
-		return err == nil && equal(got, want) || len(want) == 0 && errors.Is(err, remoting.ErrTopicNotExist)
+		return err == nil && slices.Equal(got, want) || len(want) == 0 && errors.Is(err, remoting.ErrTopicNotExist)
 	}) {
 		t.Fatalf("route of TBW102: got %v (err %v), want %v", got, err, want)
 	}
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func TestStartClusterRegistersBrokers(t *testing.T) {
 	c := StartCluster(t, WithBrokers(2))
-	if got := c.BrokerNames(); !equal(got, []string{"broker-a", "broker-b"}) {
+	if got := c.BrokerNames(); !slices.Equal(got, []string{"broker-a", "broker-b"}) {
 		t.Fatalf("BrokerNames = %v", got)
 	}
 	cli := newClient(t)
@@ -164,7 +153,7 @@ func TestStopStartAndCrashKeepAddressAndTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := routeBrokers(ctx, cli, ns, "RestartTopic")
-	if err != nil || !equal(got, []string{"broker-a"}) {
+	if err != nil || !slices.Equal(got, []string{"broker-a"}) {
 		t.Fatalf("route of RestartTopic after crash and restart: %v %v", got, err)
 	}
 }

@@ -3,6 +3,7 @@ package rmqtest
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -27,7 +28,7 @@ func TestCreateTopic(t *testing.T) {
 			}
 			// No waiting here: CreateTopic returned once the route was there.
 			got, err := routeBrokers(ctx, cli, ns, tt.topic)
-			if err != nil || !equal(got, tt.want) {
+			if err != nil || !slices.Equal(got, tt.want) {
 				t.Fatalf("route of %s: %v %v, want %v", tt.topic, got, err, tt.want)
 			}
 		})

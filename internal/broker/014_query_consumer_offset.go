@@ -12,11 +12,7 @@ import (
 // memory (a new group then consumes from the beginning); else
 // QUERY_NOT_FOUND (PROTOCOL.md §9.8). A 5.x setZeroIfNotFound=false turns
 // the 0 answer off.
-func (b *Broker) handleQueryConsumerOffset(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.QueryConsumerOffsetRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleQueryConsumerOffset(_ context.Context, _ *server.Conn, h *remoting.QueryConsumerOffsetRequestHeader) *remoting.Command {
 	// Java keeps -1 for "none", so a committed negative value is "none" too.
 	if off, ok := b.offsets.query(h.ConsumerGroup, h.Topic, h.QueueID); ok && off >= 0 {
 		return offsetResponse(off)

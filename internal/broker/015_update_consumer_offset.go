@@ -10,11 +10,7 @@ import (
 // handleUpdateConsumerOffset serves UPDATE_CONSUMER_OFFSET (15), oneway or
 // not (the official Go client sends it without the oneway bit). Like 4.9.8
 // it stores unconditionally; the answer carries an empty header.
-func (b *Broker) handleUpdateConsumerOffset(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.UpdateConsumerOffsetRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleUpdateConsumerOffset(_ context.Context, _ *server.Conn, h *remoting.UpdateConsumerOffsetRequestHeader) *remoting.Command {
 	b.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	resp := remoting.NewResponse(remoting.Success, "")
 	resp.Ext = remoting.ExtFields{}

@@ -10,11 +10,7 @@ import (
 // handleUpdateAndCreateTopic serves UPDATE_AND_CREATE_TOPIC (17): validate
 // the name as 4.9.8 does, store the config (persisted, DataVersion bumped)
 // and re-register with the NameServers.
-func (b *Broker) handleUpdateAndCreateTopic(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.CreateTopicRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleUpdateAndCreateTopic(_ context.Context, c *server.Conn, h *remoting.CreateTopicRequestHeader) *remoting.Command {
 	if err := ValidateTopicBroker(h.Topic); err != nil {
 		return remoting.NewResponse(remoting.SystemError, validationReason(err))
 	}

@@ -18,10 +18,7 @@ import (
 // that the Java admin tool (clusterList, brokerStatus) can parse every value
 // it reads. Thread-pool figures are constants: this broker has no pools.
 func (b *Broker) handleGetBrokerRuntimeInfo(context.Context, *server.Conn, *remoting.Command) *remoting.Command {
-	resp := remoting.NewResponse(remoting.Success, "")
-	t := remoting.KVTable{Table: b.runtimeInfo(time.Now())}
-	resp.Body = t.AppendJSON(nil, remoting.JSONFastjson)
-	return resp
+	return jsonResponse(&remoting.KVTable{Table: b.runtimeInfo(time.Now())})
 }
 
 func (b *Broker) runtimeInfo(now time.Time) map[string]string {

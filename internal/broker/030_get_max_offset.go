@@ -10,10 +10,6 @@ import (
 // handleGetMaxOffset serves GET_MAX_OFFSET (30): the queue's next offset,
 // 0 for an unknown queue. Every stored message is committed here, so the
 // 5.x `committed` flag changes nothing.
-func (b *Broker) handleGetMaxOffset(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.GetMaxOffsetRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleGetMaxOffset(_ context.Context, _ *server.Conn, h *remoting.GetMaxOffsetRequestHeader) *remoting.Command {
 	return offsetResponse(b.store.MaxOffset(h.Topic, h.QueueID))
 }

@@ -9,10 +9,6 @@ import (
 
 // handleGetMinOffset serves GET_MIN_OFFSET (31): the smallest offset still
 // stored, 0 for an unknown queue.
-func (b *Broker) handleGetMinOffset(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.GetMinOffsetRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleGetMinOffset(_ context.Context, _ *server.Conn, h *remoting.GetMinOffsetRequestHeader) *remoting.Command {
 	return offsetResponse(b.store.MinOffset(h.Topic, h.QueueID))
 }

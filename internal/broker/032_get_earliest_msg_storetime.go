@@ -10,11 +10,7 @@ import (
 // handleGetEarliestMsgStoretime serves GET_EARLIEST_MSG_STORETIME (32): the
 // store time of the message at the queue's min offset, -1 when there is
 // none (Java's value for an empty or unknown queue).
-func (b *Broker) handleGetEarliestMsgStoretime(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.GetEarliestMsgStoretimeRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleGetEarliestMsgStoretime(_ context.Context, _ *server.Conn, h *remoting.GetEarliestMsgStoretimeRequestHeader) *remoting.Command {
 	ts, err := b.store.EarliestMessageTime(h.Topic, h.QueueID)
 	if err != nil {
 		ts = -1

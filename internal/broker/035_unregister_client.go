@@ -10,11 +10,7 @@ import (
 // handleUnregisterClient is UNREGISTER_CLIENT (35): remove the connection
 // from the named producer and/or consumer group; the consumer group's
 // remaining members are notified unless the group disabled it.
-func (b *Broker) handleUnregisterClient(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.UnregisterClientRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err))
-	}
+func (b *Broker) handleUnregisterClient(_ context.Context, c *server.Conn, h *remoting.UnregisterClientRequestHeader) *remoting.Command {
 	if h.ProducerGroup != nil {
 		b.clients.unregisterProducer(*h.ProducerGroup, c)
 	}

@@ -9,16 +9,10 @@ import (
 
 // handleGetConsumerListByGroup is GET_CONSUMER_LIST_BY_GROUP (38): the
 // client ids of the group's live members, SYSTEM_ERROR when it has none.
-func (b *Broker) handleGetConsumerListByGroup(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.GetConsumerListByGroupRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err))
-	}
+func (b *Broker) handleGetConsumerListByGroup(_ context.Context, _ *server.Conn, h *remoting.GetConsumerListByGroupRequestHeader) *remoting.Command {
 	var resp *remoting.Command
 	if ids := b.clients.consumerIDs(h.ConsumerGroup); len(ids) > 0 {
-		resp = remoting.NewResponse(remoting.Success, "")
-		body := remoting.ConsumerListByGroupBody{ConsumerIDList: ids}
-		resp.Body = body.AppendJSON(nil, remoting.JSONFastjson)
+		resp = jsonResponse(&remoting.ConsumerListByGroupBody{ConsumerIDList: ids})
 	} else {
 		resp = remoting.NewResponse(remoting.SystemError, "no consumer for this group, "+h.ConsumerGroup)
 	}

@@ -12,7 +12,5 @@ import (
 // bare integer queue keys).
 func (b *Broker) handleGetAllConsumerOffset(context.Context, *server.Conn, *remoting.Command) *remoting.Command {
 	w, _ := b.offsets.wrapper()
-	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = w.AppendJSON(nil, remoting.JSONFastjson)
-	return resp
+	return jsonResponse(&w)
 }

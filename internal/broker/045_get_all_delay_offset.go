@@ -12,7 +12,5 @@ import (
 // sends them (bare integer keys).
 func (b *Broker) handleGetAllDelayOffset(_ context.Context, _ *server.Conn, _ *remoting.Command) *remoting.Command {
 	w, _ := b.schedule.wrapper()
-	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = w.AppendJSON(nil, remoting.JSONFastjson)
-	return resp
+	return jsonResponse(&w)
 }

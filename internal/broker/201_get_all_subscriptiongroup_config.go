@@ -11,7 +11,5 @@ import (
 // (201): the whole table with its data version, in fastjson's form.
 func (b *Broker) handleGetAllSubscriptionGroupConfig(context.Context, *server.Conn, *remoting.Command) *remoting.Command {
 	w := b.groups.wrapper()
-	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = w.AppendJSON(nil, remoting.JSONFastjson)
-	return resp
+	return jsonResponse(&w)
 }

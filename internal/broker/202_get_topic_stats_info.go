@@ -10,11 +10,7 @@ import (
 
 // handleGetTopicStatsInfo serves GET_TOPIC_STATS_INFO (202): min and max
 // offset of every write queue and the store time of its newest message.
-func (b *Broker) handleGetTopicStatsInfo(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.GetTopicStatsInfoRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleGetTopicStatsInfo(_ context.Context, _ *server.Conn, h *remoting.GetTopicStatsInfoRequestHeader) *remoting.Command {
 	tc, ok := b.topics.get(h.Topic)
 	if !ok {
 		return remoting.NewResponse(remoting.TopicNotExist, "topic["+h.Topic+"] not exist")
@@ -32,7 +28,5 @@ func (b *Broker) handleGetTopicStatsInfo(_ context.Context, _ *server.Conn, req 
 		}
 		t.OffsetTable[rocketmq.MessageQueue{Topic: h.Topic, BrokerName: b.cfg.BrokerName, QueueID: int(i)}] = o
 	}
-	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = t.AppendJSON(nil, remoting.JSONFastjson)
-	return resp
+	return jsonResponse(&t)
 }

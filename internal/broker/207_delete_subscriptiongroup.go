@@ -10,11 +10,7 @@ import (
 // handleDeleteSubscriptionGroup is DELETE_SUBSCRIPTIONGROUP (207): drop the
 // group's config and, with removeOffset/cleanOffset, its committed
 // offsets. Deleting an unknown group succeeds, as in Java.
-func (b *Broker) handleDeleteSubscriptionGroup(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.DeleteSubscriptionGroupRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleDeleteSubscriptionGroup(_ context.Context, c *server.Conn, h *remoting.DeleteSubscriptionGroupRequestHeader) *remoting.Command {
 	removed := b.groups.remove(h.GroupName)
 	if h.CleanOffset {
 		b.offsets.removeGroup(h.GroupName)

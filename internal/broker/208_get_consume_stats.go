@@ -15,11 +15,7 @@ import (
 // message; consumeTps sums the group's per-topic get rates. A topic the
 // group's live consumers do not subscribe to is left out while the group
 // has any subscription.
-func (b *Broker) handleGetConsumeStats(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.GetConsumeStatsRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleGetConsumeStats(_ context.Context, _ *server.Conn, h *remoting.GetConsumeStatsRequestHeader) *remoting.Command {
 	group := h.ConsumerGroup
 	var topics []string
 	if h.Topic != nil && *h.Topic != "" {
@@ -49,7 +45,5 @@ func (b *Broker) handleGetConsumeStats(_ context.Context, _ *server.Conn, req *r
 		}
 		stats.ConsumeTps += b.offsets.gets.tps(group, topic, now)
 	}
-	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = stats.AppendJSON(nil, remoting.JSONFastjson)
-	return resp
+	return jsonResponse(&stats)
 }

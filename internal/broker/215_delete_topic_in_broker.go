@@ -11,11 +11,7 @@ import (
 // config (persisted, re-registered), the consume queues and the topic's
 // committed offsets (as 5.x does; 4.9.8 keeps them). Like 4.9.8 it
 // answers SUCCESS for an unknown topic too.
-func (b *Broker) handleDeleteTopicInBroker(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.DeleteTopicRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return adminHeaderError(err)
-	}
+func (b *Broker) handleDeleteTopicInBroker(_ context.Context, c *server.Conn, h *remoting.DeleteTopicRequestHeader) *remoting.Command {
 	existed := b.topics.remove(h.Topic)
 	if err := b.store.DeleteTopic(h.Topic); err != nil {
 		b.log.Warn("delete topic from store", "topic", h.Topic, "err", err)

@@ -39,13 +39,9 @@ func (b *Broker) sendBatchMessageInline(ctx context.Context, c *server.Conn, req
 // plus CLUSTER) to every element's own; unlike 4.9.8 it also gives an
 // element without UNIQ_KEY one (the official Go client sends none).
 func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Command, h *remoting.SendMessageRequestHeader) *remoting.Command {
-	tc, resp := b.sendCheck(c, h)
+	tc, queueID, resp := b.sendCheck(c, h)
 	if resp != nil {
 		return resp
-	}
-	queueID, ok := pickQueue(h.QueueID, &tc)
-	if !ok {
-		return b.sendResponse(remoting.SystemError, remarkNoWriteQueue)
 	}
 	topic := h.Topic
 	if len(topic) > rocketmq.TopicMaxLength {
@@ -58,10 +54,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	if tc.TopicFilterType == "MULTI_TAG" {
 		sysFlag |= message.FlagMultiTags
 	}
-	raw := ""
-	if h.Properties != nil {
-		raw = *h.Properties
-	}
+	raw := orZero(h.Properties)
 	bp := scanSendProps(raw)
 	// The 4.9.8 store refuses delayed and transactional batches.
 	if bp.delayLevel() > 0 || sysFlag&message.FlagTransactionMask != message.FlagTransactionNot {
@@ -91,10 +84,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	ends := make([]int, len(els))
 	born := bornHost(c)
 	wait := bp.waitStoreMsgOK()
-	reconsume := int32(0)
-	if h.ReconsumeTimes != nil {
-		reconsume = *h.ReconsumeTimes
-	}
+	reconsume := orZero(h.ReconsumeTimes)
 	for i := range els {
 		el := &els[i]
 		start := len(buf)

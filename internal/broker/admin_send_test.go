@@ -2,7 +2,6 @@ package broker
 
 import (
 	"bytes"
-	"context"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -10,25 +9,10 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
-	"github.com/go-rocketmq/rocketmq/internal/namesrv"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
-
-// adminTestNameServer starts a NameServer for the admin tests.
-func adminTestNameServer(t *testing.T) string {
-	t.Helper()
-	ns, err := namesrv.New(namesrv.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ns.Close(context.Background()) })
-	return ns.Addr()
-}
 
 func adminCreateReq(topic string, queues, perm int32, filter string) *remoting.Command {
 	h := remoting.CreateTopicRequestHeader{
@@ -39,7 +23,7 @@ func adminCreateReq(topic string, queues, perm int32, filter string) *remoting.C
 }
 
 func TestAdminUpdateAndCreateTopic(t *testing.T) {
-	ns := adminTestNameServer(t)
+	ns := startNameServer(t)
 	e := sendTestBroker(t, func(c *Config) { c.NameServers = []string{ns} })
 
 	resp := e.invoke(t, adminCreateReq("AdminTopic", 3, 6, "SINGLE_TAG"))

@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/testlog"
-	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
@@ -60,16 +59,9 @@ func badFrame(length int64, st byte, hdr, body []byte) []byte {
 }
 
 func badSendHeader(topic string, queue int32, props string) *remoting.SendMessageRequestHeader {
-	return &remoting.SendMessageRequestHeader{
-		ProducerGroup:         "BadPG",
-		Topic:                 topic,
-		DefaultTopic:          rocketmq.TopicAutoCreate,
-		DefaultTopicQueueNums: 4,
-		QueueID:               queue,
-		BornTimestamp:         1700000000000,
-		Properties:            &props,
-		ReconsumeTimes:        remoting.Ptr(int32(0)),
-	}
+	h := sendTestHeader(topic, queue, props)
+	h.ProducerGroup, h.BrokerName = "BadPG", nil
+	return h
 }
 
 func badSend(h *remoting.SendMessageRequestHeader, body []byte) *remoting.Command {
@@ -140,11 +132,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 	addr := b.Addr()
 
 	// Acknowledged messages, through the real client transport.
-	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := newTestClient(t)
 	bodies := [][]byte{[]byte("first"), bytes.Repeat([]byte{0, 1, 2, 0xFF}, 1000), {0}, []byte("ünïcödé"), bytes.Repeat([]byte("x"), 200<<10)}
 	for i, body := range bodies {
 		h := badSendHeader(badTopic, int32(i%badQueues), badProps("TAGS", "Tag"+strconv.Itoa(i), "KEYS", "k"+strconv.Itoa(i), "UNIQ_KEY", "U"+strconv.Itoa(i)))
@@ -388,12 +376,7 @@ func TestBadInputBrokerKeepsServing(t *testing.T) {
 		}
 	}
 	badSameBodies(t, "after bad input", badReadAll(t, addr), before)
-	cli2, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli2.Close()
-	resp, err := cli2.Invoke(context.Background(), addr, badSend(badSendHeader("BadAfter", 1, badProps("TAGS", "a")), []byte("after")))
+	resp, err := newTestClient(t).Invoke(context.Background(), addr, badSend(badSendHeader("BadAfter", 1, badProps("TAGS", "a")), []byte("after")))
 	if err != nil || resp.Code != remoting.Success {
 		t.Fatalf("send after bad input: %v %+v", err, resp)
 	}
@@ -486,12 +469,7 @@ func TestBadInputStoreDirUnusable(t *testing.T) {
 		})
 	}
 	t.Run("read-only store dir", func(t *testing.T) {
-		if os.Geteuid() == 0 {
-			t.Skip("root writes to a 0500 directory; the variants above cover unwritable paths without permissions")
-		}
-		dir := t.TempDir()
-		os.Chmod(dir, 0o500)
-		defer os.Chmod(dir, 0o700)
+		dir := testutil.ReadOnlyDir(t)
 		if b, err := New(badConfig(filepath.Join(dir, "store"), &testlog.Buffer{})); err == nil {
 			b.Close(context.Background())
 			t.Fatal("New succeeded")

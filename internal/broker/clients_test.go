@@ -53,11 +53,7 @@ type clientsPeer struct {
 
 func clientsNewPeer(t testing.TB, b *Broker, id string) *clientsPeer {
 	t.Helper()
-	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatalf("transport.New: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := newTestClient(t)
 	p := &clientsPeer{id: id, addr: b.Addr(), cli: cli, notify: make(chan string, 64)}
 	cli.RegisterHandler(remoting.NotifyConsumerIDsChanged, func(_ context.Context, _ string, req *remoting.Command) *remoting.Command {
 		var h remoting.NotifyConsumerIdsChangedRequestHeader

@@ -16,33 +16,34 @@ type route struct {
 // routes is the request table (Java BrokerController.registerProcessor):
 // every code the broker serves, in code order; the handler of code NNN is
 // in NNN_name.go. Codes not listed get REQUEST_CODE_NOT_SUPPORTED from the
-// server.
+// server. A handler wrapped in server.Decoded takes its decoded header; a
+// header that does not decode gets adminHeaderError.
 func (b *Broker) routes() []route {
 	return []route{
 		{remoting.SendMessage, b.handleSendMessage, b.sendMessageInline},
 		{remoting.PullMessage, b.handlePullMessage, nil},
-		{remoting.QueryConsumerOffset, b.handleQueryConsumerOffset, nil},
-		{remoting.UpdateConsumerOffset, b.handleUpdateConsumerOffset, nil},
-		{remoting.UpdateAndCreateTopic, b.handleUpdateAndCreateTopic, nil},
+		{remoting.QueryConsumerOffset, server.Decoded(b.handleQueryConsumerOffset, adminHeaderError), nil},
+		{remoting.UpdateConsumerOffset, server.Decoded(b.handleUpdateConsumerOffset, adminHeaderError), nil},
+		{remoting.UpdateAndCreateTopic, server.Decoded(b.handleUpdateAndCreateTopic, adminHeaderError), nil},
 		{remoting.GetAllTopicConfig, b.handleGetAllTopicConfig, nil},
 		{remoting.GetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo, nil},
-		{remoting.SearchOffsetByTimestamp, b.handleSearchOffsetByTimestamp, nil},
-		{remoting.GetMaxOffset, b.handleGetMaxOffset, nil},
-		{remoting.GetMinOffset, b.handleGetMinOffset, nil},
-		{remoting.GetEarliestMsgStoreTime, b.handleGetEarliestMsgStoretime, nil},
+		{remoting.SearchOffsetByTimestamp, server.Decoded(b.handleSearchOffsetByTimestamp, adminHeaderError), nil},
+		{remoting.GetMaxOffset, server.Decoded(b.handleGetMaxOffset, adminHeaderError), nil},
+		{remoting.GetMinOffset, server.Decoded(b.handleGetMinOffset, adminHeaderError), nil},
+		{remoting.GetEarliestMsgStoreTime, server.Decoded(b.handleGetEarliestMsgStoretime, adminHeaderError), nil},
 		{remoting.HeartBeat, b.handleHeartBeat, nil},
-		{remoting.UnregisterClient, b.handleUnregisterClient, nil},
-		{remoting.GetConsumerListByGroup, b.handleGetConsumerListByGroup, nil},
+		{remoting.UnregisterClient, server.Decoded(b.handleUnregisterClient, adminHeaderError), nil},
+		{remoting.GetConsumerListByGroup, server.Decoded(b.handleGetConsumerListByGroup, adminHeaderError), nil},
 		{remoting.GetAllConsumerOffset, b.handleGetAllConsumerOffset, nil},
 		{remoting.GetAllDelayOffset, b.handleGetAllDelayOffset, nil},
 		{remoting.UpdateAndCreateSubscriptionGroup, b.handleUpdateAndCreateSubscriptionGroup, nil},
 		{remoting.GetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroupConfig, nil},
-		{remoting.GetTopicStatsInfo, b.handleGetTopicStatsInfo, nil},
-		{remoting.GetConsumerConnectionList, b.handleGetConsumerConnectionList, nil},
-		{remoting.GetProducerConnectionList, b.handleGetProducerConnectionList, nil},
-		{remoting.DeleteSubscriptionGroup, b.handleDeleteSubscriptionGroup, nil},
-		{remoting.GetConsumeStats, b.handleGetConsumeStats, nil},
-		{remoting.DeleteTopicInBroker, b.handleDeleteTopicInBroker, nil},
+		{remoting.GetTopicStatsInfo, server.Decoded(b.handleGetTopicStatsInfo, adminHeaderError), nil},
+		{remoting.GetConsumerConnectionList, server.Decoded(b.handleGetConsumerConnectionList, adminHeaderError), nil},
+		{remoting.GetProducerConnectionList, server.Decoded(b.handleGetProducerConnectionList, adminHeaderError), nil},
+		{remoting.DeleteSubscriptionGroup, server.Decoded(b.handleDeleteSubscriptionGroup, adminHeaderError), nil},
+		{remoting.GetConsumeStats, server.Decoded(b.handleGetConsumeStats, adminHeaderError), nil},
+		{remoting.DeleteTopicInBroker, server.Decoded(b.handleDeleteTopicInBroker, adminHeaderError), nil},
 		{remoting.SendMessageV2, b.handleSendMessageV2, b.sendMessageV2Inline},
 		{remoting.SendBatchMessage, b.handleSendBatchMessage, b.sendBatchMessageInline},
 		{remoting.SendReplyMessage, b.handleSendReplyMessage, nil},
@@ -64,4 +65,14 @@ func (b *Broker) serveRoutes() {
 // adminHeaderError answers an admin request whose header does not decode.
 func adminHeaderError(err error) *remoting.Command {
 	return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err))
+}
+
+// jsonResponse answers SUCCESS with body in fastjson's syntax, as Java's
+// RemotingSerializable.encode writes it.
+func jsonResponse(body interface {
+	AppendJSON([]byte, remoting.JSONStyle) []byte
+}) *remoting.Command {
+	resp := remoting.NewResponse(remoting.Success, "")
+	resp.Body = body.AppendJSON(nil, remoting.JSONFastjson)
+	return resp
 }

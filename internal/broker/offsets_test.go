@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
-	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
@@ -120,12 +119,7 @@ func TestOffsetPersistAndReload(t *testing.T) {
 	dir := t.TempDir()
 	cfg := pullTestConfig(dir)
 	b := startBroker(t, cfg)
-	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	e := &pullEnv{b: b, cli: cli, cfg: cfg}
+	e := &pullEnv{b: b, cli: newTestClient(t), cfg: cfg}
 	e.invoke(t, offsetUpdateReq("g1", "OffP", 0, 12))
 	e.invoke(t, offsetUpdateReq("g1", "OffP", 3, 9))
 	e.invoke(t, offsetUpdateReq("g2", "%RETRY%g2", 0, 1))

@@ -194,13 +194,7 @@ func isTagType(t string) bool { return t == "" || t == remoting.ExpressionTypeTa
 // SYSTEM_ERROR once the expression got that far.
 func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.SubscriptionGroupConfig) (tagFilter, *remoting.Command) {
 	if h.SysFlag&remoting.PullFlagSubscription != 0 {
-		var expr, typ string
-		if h.Subscription != nil {
-			expr = *h.Subscription
-		}
-		if h.ExpressionType != nil {
-			typ = *h.ExpressionType
-		}
+		expr, typ := orZero(h.Subscription), orZero(h.ExpressionType)
 		if isTagType(typ) {
 			s := message.BuildSubscription(expr)
 			return tagFilter{all: s.MatchAll(), codes: s.Codes}, nil

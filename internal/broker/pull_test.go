@@ -50,23 +50,13 @@ func pullTestBroker(t testing.TB, mod func(*Config)) *pullEnv {
 		mod(&cfg)
 	}
 	b := startBroker(t, cfg)
-	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatalf("transport.New: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := newTestClient(t)
 	return &pullEnv{b: b, cli: cli, cfg: cfg}
 }
 
 func (e *pullEnv) invoke(t testing.TB, req *remoting.Command) *remoting.Command {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	resp, err := e.cli.Invoke(ctx, e.b.Addr(), req)
-	if err != nil {
-		t.Fatalf("Invoke code %d: %v", req.Code, err)
-	}
-	return resp
+	return invokeBroker(t, e.cli, e.b, req)
 }
 
 // pullAsync is the outcome of a pull sent with invokeAsync.
@@ -194,15 +184,6 @@ func (a pullArgs) req() *remoting.Command {
 }
 
 func pstr(s string) *string { return &s }
-
-func pullHeader(t testing.TB, resp *remoting.Command) remoting.PullMessageResponseHeader {
-	t.Helper()
-	var h remoting.PullMessageResponseHeader
-	if err := h.FromExt(resp.Ext); err != nil {
-		t.Fatalf("response header: %v (ext %v)", err, resp.Ext)
-	}
-	return h
-}
 
 // pullExpect checks code, remark and the offsets of a pull response.
 func pullExpect(t testing.TB, resp *remoting.Command, code int32, remark string, next, min, max int64) {

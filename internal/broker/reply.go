@@ -26,18 +26,11 @@ const replyPushTimeout = 10 * time.Second
 
 // sendReply pushes and stores one reply message.
 func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Command, h *remoting.SendMessageRequestHeader) *remoting.Command {
-	tc, resp := b.sendCheck(c, h)
+	_, queueID, resp := b.sendCheck(c, h)
 	if resp != nil {
 		return resp
 	}
-	queueID, ok := pickQueue(h.QueueID, &tc)
-	if !ok {
-		return b.sendResponse(remoting.SystemError, remarkNoWriteQueue)
-	}
-	raw := ""
-	if h.Properties != nil {
-		raw = *h.Properties
-	}
+	raw := orZero(h.Properties)
 	if len(raw) > message.MaxPropertiesLength || len(req.Body) > b.cfg.MaxMessageSize {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
@@ -46,10 +39,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 
 	// Stored as sent, like Java: no UNIQ_KEY or CLUSTER is added.
 	p := scanSendProps(raw)
-	reconsume := int32(0)
-	if h.ReconsumeTimes != nil {
-		reconsume = *h.ReconsumeTimes
-	}
+	reconsume := orZero(h.ReconsumeTimes)
 	put := store.PutRequest{
 		RecordFields: message.RecordFields{
 			QueueID:        queueID,

@@ -25,11 +25,7 @@ type replyRequester struct {
 
 func newReplyRequester(t *testing.T, e *delayEnv, clientID string, answer int32) *replyRequester {
 	t.Helper()
-	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := newTestClient(t)
 	r := &replyRequester{cli: cli, pushes: make(chan *remoting.Command, 8)}
 	cli.RegisterHandler(remoting.PushReplyMessageToClient, func(_ context.Context, _ string, req *remoting.Command) *remoting.Command {
 		r.pushes <- req

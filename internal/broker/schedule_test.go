@@ -362,37 +362,31 @@ func TestScheduleLevelsInOrder(t *testing.T) {
 // or a crash, either before any offset was persisted. Every message is
 // delivered exactly once.
 func TestScheduleRestart(t *testing.T) {
-	for _, clean := range []bool{true, false} {
-		name := "crash"
-		if clean {
-			name = "clean"
+	eachStop(t, func(t *testing.T, clean bool) {
+		e := delayTestBroker(t, nil)
+		// A goes out before the stop, B (500 ms) after the restart.
+		e.sendOK("Restart", 0, delayProps("DELAY", "1", "id", "A"), []byte("A"))
+		e.waitFor("Restart", 0, 1, 5*time.Second)
+		e.sendOK("Restart", 0, delayProps("DELAY", "3", "id", "B"), []byte("B"))
+		e.sendOK("Restart", 0, delayProps("DELAY", "1", "id", "C"), []byte("C"))
+		e.waitFor("Restart", 0, 2, 5*time.Second)
+		e.restart(clean)
+		msgs, _ := e.waitFor("Restart", 0, 3, 5*time.Second)
+		msgs = e.settle("Restart", 0, 3, 200*time.Millisecond)
+		var ids []string
+		for _, m := range msgs {
+			ids = append(ids, m.Properties["id"])
 		}
-		t.Run(name, func(t *testing.T) {
-			e := delayTestBroker(t, nil)
-			// A goes out before the stop, B (500 ms) after the restart.
-			e.sendOK("Restart", 0, delayProps("DELAY", "1", "id", "A"), []byte("A"))
-			e.waitFor("Restart", 0, 1, 5*time.Second)
-			e.sendOK("Restart", 0, delayProps("DELAY", "3", "id", "B"), []byte("B"))
-			e.sendOK("Restart", 0, delayProps("DELAY", "1", "id", "C"), []byte("C"))
-			e.waitFor("Restart", 0, 2, 5*time.Second)
-			e.restart(clean)
-			msgs, _ := e.waitFor("Restart", 0, 3, 5*time.Second)
-			msgs = e.settle("Restart", 0, 3, 200*time.Millisecond)
-			var ids []string
-			for _, m := range msgs {
-				ids = append(ids, m.Properties["id"])
-			}
-			if strings.Join(ids, "") != "ACB" {
-				t.Errorf("delivered %v, want A C B once each", ids)
-			}
-			// A clean stop persisted the offsets; after a crash the service
-			// verified level 1 against the index and moved past A and C.
-			e.stop(true)
-			if got := e.delayOffsets(); got[1] != 2 || got[3] != 1 {
-				t.Errorf("delayOffset.json %v, want level 1 at 2 and level 3 at 1", got)
-			}
-		})
-	}
+		if strings.Join(ids, "") != "ACB" {
+			t.Errorf("delivered %v, want A C B once each", ids)
+		}
+		// A clean stop persisted the offsets; after a crash the service
+		// verified level 1 against the index and moved past A and C.
+		e.stop(true)
+		if got := e.delayOffsets(); got[1] != 2 || got[3] != 1 {
+			t.Errorf("delayOffset.json %v, want level 1 at 2 and level 3 at 1", got)
+		}
+	})
 }
 
 // TestScheduleCrashMidLevel crashes while a level is half delivered: the

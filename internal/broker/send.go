@@ -105,18 +105,19 @@ func headerErrorRemark(err error) string {
 // sendCheck is Java's msgCheck: broker permission for order topics, topic
 // name, forbidden topics, lookup or auto-creation, queue id range. Then,
 // beyond 4.9.8, the topic's write permission. It returns the topic config
-// or the error response.
-func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader) (remoting.TopicConfig, *remoting.Command) {
+// and the queue to write (the requested one, else a random write queue, as
+// SendMessageProcessor picks it after msgCheck), or the error response.
+func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader) (remoting.TopicConfig, int32, *remoting.Command) {
 	topic := h.Topic
 	tc, ok := b.topics.get(topic)
 	if b.cfg.BrokerPermission&rocketmq.PermWrite == 0 && ok && tc.Order {
-		return tc, b.sendResponse(remoting.NoPermission, "the broker["+b.brokerIP()+"] sending message is forbidden")
+		return tc, 0, b.sendResponse(remoting.NoPermission, "the broker["+b.brokerIP()+"] sending message is forbidden")
 	}
 	if err := ValidateTopicBroker(topic); err != nil {
-		return tc, b.sendResponse(remoting.SystemError, validationReason(err))
+		return tc, 0, b.sendResponse(remoting.SystemError, validationReason(err))
 	}
 	if err := rocketmq.CheckSendAllowed(topic); err != nil {
-		return tc, b.sendResponse(remoting.NoPermission, validationReason(err))
+		return tc, 0, b.sendResponse(remoting.NoPermission, validationReason(err))
 	}
 	if !ok {
 		tc, ok = b.topics.createFromTemplate(topic, h.DefaultTopic, h.DefaultTopicQueueNums, 0)
@@ -124,18 +125,32 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 			tc, ok = b.topics.ensure(topic, 1, rocketmq.PermRead|rocketmq.PermWrite), true
 		}
 		if !ok {
-			return tc, b.sendResponse(remoting.TopicNotExist, "topic["+topic+"] not exist, apply first please!"+faqSuffix)
+			return tc, 0, b.sendResponse(remoting.TopicNotExist, "topic["+topic+"] not exist, apply first please!"+faqSuffix)
 		}
 		b.log.Debug("topic auto-created by send", "topic", topic, "queues", tc.WriteQueueNums, "producer", c.String())
 	}
 	if n := max(tc.WriteQueueNums, tc.ReadQueueNums); h.QueueID >= n {
-		return tc, b.sendResponse(remoting.SystemError, "request queueId["+strconv.Itoa(int(h.QueueID))+"] is illegal, "+
+		return tc, 0, b.sendResponse(remoting.SystemError, "request queueId["+strconv.Itoa(int(h.QueueID))+"] is illegal, "+
 			javaTopicConfigString(&tc)+" Producer: "+remoteAddrString(c))
 	}
 	if tc.Perm&rocketmq.PermWrite == 0 {
-		return tc, b.sendResponse(remoting.NoPermission, "the topic["+topic+"] sending message is forbidden")
+		return tc, 0, b.sendResponse(remoting.NoPermission, "the topic["+topic+"] sending message is forbidden")
 	}
-	return tc, nil
+	queueID, ok := pickQueue(h.QueueID, &tc)
+	if !ok {
+		return tc, 0, b.sendResponse(remoting.SystemError, remarkNoWriteQueue)
+	}
+	return tc, queueID, nil
+}
+
+// orZero is *p, or the zero value for an optional header field the
+// client left out.
+func orZero[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
 
 // pickQueue resolves a negative queue id to a random write queue.
@@ -162,10 +177,7 @@ func (b *Broker) sendRetry(req *remoting.Command, h *remoting.SendMessageRequest
 	if req.Version >= versionV349 && h.MaxReconsumeTimes != nil {
 		maxTimes = *h.MaxReconsumeTimes
 	}
-	reconsume := int32(0)
-	if h.ReconsumeTimes != nil {
-		reconsume = *h.ReconsumeTimes
-	}
+	reconsume := orZero(h.ReconsumeTimes)
 	if reconsume < maxTimes {
 		return false, nil
 	}
@@ -182,13 +194,9 @@ var propsBufs = sync.Pool{New: func() any { return &propsBuf{b: make([]byte, 0, 
 
 // sendOne stores one message (PROTOCOL.md §9.1, §9.5).
 func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Command, h *remoting.SendMessageRequestHeader) *remoting.Command {
-	tc, resp := b.sendCheck(c, h)
+	tc, queueID, resp := b.sendCheck(c, h)
 	if resp != nil {
 		return resp
-	}
-	queueID, ok := pickQueue(h.QueueID, &tc)
-	if !ok {
-		return b.sendResponse(remoting.SystemError, remarkNoWriteQueue)
 	}
 	respQueueID := queueID // Java answers with the requested queue, even after a rewrite
 	topic := h.Topic
@@ -203,10 +211,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		sysFlag |= message.FlagMultiTags
 	}
 
-	raw := ""
-	if h.Properties != nil {
-		raw = *h.Properties
-	}
+	raw := orZero(h.Properties)
 	p := scanSendProps(raw)
 	if javaBool(p.tranMsg) {
 		return b.sendResponse(remoting.SystemError, remarkTxNotYet)
@@ -273,10 +278,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
 
-	reconsume := int32(0)
-	if h.ReconsumeTimes != nil {
-		reconsume = *h.ReconsumeTimes
-	}
+	reconsume := orZero(h.ReconsumeTimes)
 	put := store.PutRequest{
 		RecordFields: message.RecordFields{
 			QueueID:        queueID,

@@ -22,7 +22,6 @@ import (
 	"go.uber.org/atomic"
 
 	"github.com/go-rocketmq/rocketmq"
-	"github.com/go-rocketmq/rocketmq/internal/namesrv"
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
@@ -62,23 +61,13 @@ func sendTestBroker(t testing.TB, mod func(*Config)) *sendEnv {
 		mod(&cfg)
 	}
 	b := startBroker(t, cfg)
-	cli, err := transport.New(transport.WithTimeout(5 * time.Second))
-	if err != nil {
-		t.Fatalf("transport.New: %v", err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := newTestClient(t)
 	return &sendEnv{b: b, cli: cli}
 }
 
 func (e *sendEnv) invoke(t testing.TB, req *remoting.Command) *remoting.Command {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	resp, err := e.cli.Invoke(ctx, e.b.Addr(), req)
-	if err != nil {
-		t.Fatalf("Invoke code %d: %v", req.Code, err)
-	}
-	return resp
+	return invokeBroker(t, e.cli, e.b, req)
 }
 
 // sendProps joins pairs into a 4.9.8 properties string.
@@ -147,15 +136,6 @@ func sendCheckResp(t testing.TB, resp *remoting.Command, code int32, remark stri
 	if v, _ := resp.Ext.Get("TRACE_ON"); v != "true" {
 		t.Errorf("TRACE_ON = %q", v)
 	}
-}
-
-func sendRespHeader(t testing.TB, resp *remoting.Command) remoting.SendMessageResponseHeader {
-	t.Helper()
-	var h remoting.SendMessageResponseHeader
-	if err := h.FromExt(resp.Ext); err != nil {
-		t.Fatalf("response header: %v (ext %v)", err, resp.Ext)
-	}
-	return h
 }
 
 func TestSendV2StoredFields(t *testing.T) {
@@ -507,15 +487,8 @@ func TestSendRegionAndTraceConfig(t *testing.T) {
 }
 
 func TestSendAutoCreateTopic(t *testing.T) {
-	ns, err := namesrv.New(namesrv.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ns.Close(context.Background()) })
-	e := sendTestBroker(t, func(c *Config) { c.NameServers = []string{ns.Addr()} })
+	ns := startNameServer(t)
+	e := sendTestBroker(t, func(c *Config) { c.NameServers = []string{ns} })
 
 	tests := []struct {
 		topic  string
@@ -545,7 +518,7 @@ func TestSendAutoCreateTopic(t *testing.T) {
 				t.Errorf("topics.json lacks %s (%v)", tt.topic, err)
 			}
 			// Registered: the NameServer routes the topic.
-			sendWaitRoute(t, e.cli, ns.Addr(), tt.topic, tt.want)
+			sendWaitRoute(t, e.cli, ns, tt.topic, tt.want)
 		})
 	}
 }

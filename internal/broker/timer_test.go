@@ -200,45 +200,39 @@ func TestTimerLimits(t *testing.T) {
 // 0.3 s later, cleanly or by crashing; a second message that went out
 // before the stop must not go out again.
 func TestTimerRestart(t *testing.T) {
-	for _, clean := range []bool{true, false} {
-		name := "crash"
-		if clean {
-			name = "clean"
-		}
-		t.Run(name, func(t *testing.T) {
-			e := delayTestBroker(t, nil)
-			e.sendOK("TR", 0, delayProps("TIMER_DELAY_MS", "100", "id", "early"), []byte("early"))
-			e.waitFor("TR", 0, 1, 5*time.Second)
-			before := time.Now().UnixMilli()
-			e.sendOK("TR", 0, delayProps("TIMER_DELAY_MS", "1500", "id", "late"), []byte("late"))
-			testutil.WaitFor(t, 0, "the late timer parked", func() bool { return e.b.timers.pendingCount() == 1 })
-			e.stop(clean)
-			e.startWith(func(b *Broker) {
-				// After a crash the delivered message is pending again (its
-				// progress was not persisted) until the index shows it went
-				// out; it is the one overdue.
-				want, unsure := 1, 0
-				if !clean {
-					want, unsure = 2, 1
-				}
-				// On a loaded machine the restart may end after "late" was
-				// due; then it may be overdue too.
-				slow := time.Now().UnixMilli()-before >= 1400
-				got := len(b.timers.unsure)
-				if n := b.timers.pendingCount(); n != want || (got != unsure && !(slow && got == unsure+1)) {
-					t.Errorf("%d timers pending (%d overdue) after the restart, want %d (%d)", n, got, want, unsure)
-				}
-			})
-			msgs, seen := e.waitFor("TR", 0, 2, 5*time.Second)
-			if lat := seen.UnixMilli() - before; lat < 1500 || msgs[1].StoreTimestamp < before+1500 {
-				t.Errorf("delivered %d ms after the send, want at least 1500", lat)
+	eachStop(t, func(t *testing.T, clean bool) {
+		e := delayTestBroker(t, nil)
+		e.sendOK("TR", 0, delayProps("TIMER_DELAY_MS", "100", "id", "early"), []byte("early"))
+		e.waitFor("TR", 0, 1, 5*time.Second)
+		before := time.Now().UnixMilli()
+		e.sendOK("TR", 0, delayProps("TIMER_DELAY_MS", "1500", "id", "late"), []byte("late"))
+		testutil.WaitFor(t, 0, "the late timer parked", func() bool { return e.b.timers.pendingCount() == 1 })
+		e.stop(clean)
+		e.startWith(func(b *Broker) {
+			// After a crash the delivered message is pending again (its
+			// progress was not persisted) until the index shows it went
+			// out; it is the one overdue.
+			want, unsure := 1, 0
+			if !clean {
+				want, unsure = 2, 1
 			}
-			msgs = e.settle("TR", 0, 2, 200*time.Millisecond)
-			if msgs[0].Properties["id"] != "early" || msgs[1].Properties["id"] != "late" {
-				t.Errorf("delivered %v then %v", msgs[0].Properties, msgs[1].Properties)
+			// On a loaded machine the restart may end after "late" was
+			// due; then it may be overdue too.
+			slow := time.Now().UnixMilli()-before >= 1400
+			got := len(b.timers.unsure)
+			if n := b.timers.pendingCount(); n != want || (got != unsure && !(slow && got == unsure+1)) {
+				t.Errorf("%d timers pending (%d overdue) after the restart, want %d (%d)", n, got, want, unsure)
 			}
 		})
-	}
+		msgs, seen := e.waitFor("TR", 0, 2, 5*time.Second)
+		if lat := seen.UnixMilli() - before; lat < 1500 || msgs[1].StoreTimestamp < before+1500 {
+			t.Errorf("delivered %d ms after the send, want at least 1500", lat)
+		}
+		msgs = e.settle("TR", 0, 2, 200*time.Millisecond)
+		if msgs[0].Properties["id"] != "early" || msgs[1].Properties["id"] != "late" {
+			t.Errorf("delivered %v then %v", msgs[0].Properties, msgs[1].Properties)
+		}
+	})
 }
 
 // TestTimerCrashOverdue crashes with delivered and undelivered timers whose

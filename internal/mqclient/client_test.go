@@ -5,6 +5,7 @@ import (
 	"errors"
 	"github.com/go-rocketmq/rocketmq/internal/fakepeer"
 	"net"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -86,7 +87,7 @@ func TestPublishQueues(t *testing.T) {
 	r.QueueDatas = append(r.QueueDatas, remoting.QueueData{BrokerName: "broker-e", ReadQueueNums: 1, WriteQueueNums: 1, Perm: 6}) // no master
 	got, ordered := PublishQueues("T", r)
 	want := []rocketmq.MessageQueue{mq("broker-a", 0), mq("broker-b", 0), mq("broker-b", 1)}
-	if ordered || !queuesEqual(got, want) {
+	if ordered || !slices.Equal(got, want) {
 		t.Fatalf("publish = %v, want %v", got, want)
 	}
 	subs := SubscribeQueues("T", r)
@@ -96,7 +97,7 @@ func TestPublishQueues(t *testing.T) {
 	r.OrderTopicConf = "broker-b:2;broker-a:1"
 	got, ordered = PublishQueues("T", r)
 	want = []rocketmq.MessageQueue{mq("broker-b", 0), mq("broker-b", 1), mq("broker-a", 0)}
-	if !ordered || !queuesEqual(got, want) {
+	if !ordered || !slices.Equal(got, want) {
 		t.Fatalf("ordered publish = %v, want %v", got, want)
 	}
 }

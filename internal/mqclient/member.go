@@ -57,38 +57,31 @@ type Consumer interface {
 // RegisterProducer adds a producer group to the heartbeats; p answers its
 // transaction checks (nil: the group has none and checks are dropped).
 func (c *Client) RegisterProducer(group string, p Producer) error {
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	if _, ok := c.producers[group]; ok {
-		return fmt.Errorf("%w: producer group %q", ErrGroupTaken, group)
-	}
-	c.producers[group] = p
-	return nil
+	return register(c, c.producers, "producer", group, p)
 }
 
 // RegisterConsumer adds a consumer group; its subscriptions join the route
 // refresh and its data the heartbeats, and server requests naming the
 // group go to cons.
 func (c *Client) RegisterConsumer(group string, cons Consumer) error {
-	c.regMu.Lock()
-	defer c.regMu.Unlock()
-	if _, ok := c.consumers[group]; ok {
-		return fmt.Errorf("%w: consumer group %q", ErrGroupTaken, group)
-	}
-	c.consumers[group] = cons
-	return nil
+	return register(c, c.consumers, "consumer", group, cons)
 }
 
 // RegisterAdmin adds an admin client's group. Admin clients send no
 // heartbeats and receive no server requests; the registry keeps two admin
 // clients of one group from sharing a Client by mistake.
 func (c *Client) RegisterAdmin(group string) error {
+	return register(c, c.admins, "admin", group, struct{}{})
+}
+
+// register adds m to table, one kind's registry, under group.
+func register[M any](c *Client, table map[string]M, kind, group string, m M) error {
 	c.regMu.Lock()
 	defer c.regMu.Unlock()
-	if _, ok := c.admins[group]; ok {
-		return fmt.Errorf("%w: admin group %q", ErrGroupTaken, group)
+	if _, ok := table[group]; ok {
+		return fmt.Errorf("%w: %s group %q", ErrGroupTaken, kind, group)
 	}
-	c.admins[group] = struct{}{}
+	table[group] = m
 	return nil
 }
 

@@ -86,19 +86,31 @@ func params(fset *token.FileSet, fl *ast.FieldList) string {
 	return b.String()
 }
 
-// settingFuncs lists the exported funcs returning Setting.
-func settingFuncs(t *testing.T, dir string) map[string]funcInfo {
+// funcDecls returns the functions (not methods) of dir's non-test files.
+func funcDecls(t *testing.T, dir string) (*token.FileSet, []*ast.FuncDecl) {
+	t.Helper()
 	fset, files := parseDir(t, dir)
-	out := map[string]funcInfo{}
+	var out []*ast.FuncDecl
 	for _, f := range files {
 		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || !fd.Name.IsExported() || fd.Type.Results == nil || len(fd.Type.Results.List) != 1 {
-				continue
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				out = append(out, fd)
 			}
-			if id, ok := fd.Type.Results.List[0].Type.(*ast.Ident); ok && id.Name == "Setting" {
-				out[fd.Name.Name] = funcInfo{params: params(fset, fd.Type.Params)}
-			}
+		}
+	}
+	return fset, out
+}
+
+// settingFuncs lists the exported funcs returning Setting.
+func settingFuncs(t *testing.T, dir string) map[string]funcInfo {
+	fset, funcs := funcDecls(t, dir)
+	out := map[string]funcInfo{}
+	for _, fd := range funcs {
+		if !fd.Name.IsExported() || fd.Type.Results == nil || len(fd.Type.Results.List) != 1 {
+			continue
+		}
+		if id, ok := fd.Type.Results.List[0].Type.(*ast.Ident); ok && id.Name == "Setting" {
+			out[fd.Name.Name] = funcInfo{params: params(fset, fd.Type.Params)}
 		}
 	}
 	return out
@@ -106,29 +118,26 @@ func settingFuncs(t *testing.T, dir string) map[string]funcInfo {
 
 // optionFuncs lists the exported With… funcs returning Option.
 func optionFuncs(t *testing.T, dir string) map[string]funcInfo {
-	fset, files := parseDir(t, dir)
+	fset, funcs := funcDecls(t, dir)
 	out := map[string]funcInfo{}
-	for _, f := range files {
-		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv != nil || !strings.HasPrefix(fd.Name.Name, "With") || fd.Type.Results == nil {
-				continue
-			}
-			fi := funcInfo{params: params(fset, fd.Type.Params)}
-			ast.Inspect(fd.Body, func(n ast.Node) bool {
-				call, ok := n.(*ast.CallExpr)
-				if !ok {
-					return true
-				}
-				if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "shared" && len(call.Args) == 1 {
-					if inner, ok := call.Args[0].(*ast.CallExpr); ok {
-						fi.calls = types.ExprString(inner.Fun)
-					}
-				}
-				return true
-			})
-			out[fd.Name.Name] = fi
+	for _, fd := range funcs {
+		if !strings.HasPrefix(fd.Name.Name, "With") || fd.Type.Results == nil {
+			continue
 		}
+		fi := funcInfo{params: params(fset, fd.Type.Params)}
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := call.Fun.(*ast.Ident); ok && id.Name == "shared" && len(call.Args) == 1 {
+				if inner, ok := call.Args[0].(*ast.CallExpr); ok {
+					fi.calls = types.ExprString(inner.Fun)
+				}
+			}
+			return true
+		})
+		out[fd.Name.Name] = fi
 	}
 	return out
 }

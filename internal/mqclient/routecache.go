@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -184,7 +185,7 @@ func (c *Client) storeRoute(topic string, r *remoting.TopicRouteData, fromDefaul
 	}
 	c.routes[topic] = e
 	newAddr := c.rebuildBrokersLocked()
-	subsChanged := old == nil || !queuesEqual(old.subs, e.subs)
+	subsChanged := old == nil || !slices.Equal(old.subs, e.subs)
 	c.mu.Unlock()
 
 	c.log.Debug("rocketmq: route updated", "topic", topic, "queues", len(pq), "template", fromDefault)
@@ -196,18 +197,6 @@ func (c *Client) storeRoute(topic string, r *remoting.TopicRouteData, fromDefaul
 			nc.c.SubscribeQueuesChanged(topic, e.subs)
 		}
 	}
-}
-
-func queuesEqual(a, b []rocketmq.MessageQueue) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // rebuildBrokersLocked recomputes the broker address table from every cached

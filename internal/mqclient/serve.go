@@ -109,9 +109,7 @@ func (c *Client) handleConsumerStatus(_ context.Context, _ string, req *remoting
 			body.MessageQueueTable = t
 		}
 	}
-	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = body.AppendJSON(nil, remoting.JSONFastjson)
-	return resp
+	return jsonResponse(&body)
 }
 
 // handleRunningInfo: GET_CONSUMER_RUNNING_INFO (307).
@@ -128,9 +126,7 @@ func (c *Client) handleRunningInfo(_ context.Context, _ string, req *remoting.Co
 	if info == nil {
 		return noGroup(h.ConsumerGroup)
 	}
-	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = info.AppendJSON(nil, remoting.JSONFastjson)
-	return resp
+	return jsonResponse(info)
 }
 
 // handleConsumeDirectly: CONSUME_MESSAGE_DIRECTLY (309); the body is one
@@ -156,7 +152,15 @@ func (c *Client) handleConsumeDirectly(ctx context.Context, _ string, req *remot
 	if res == nil {
 		return noGroup(h.ConsumerGroup)
 	}
+	return jsonResponse(res)
+}
+
+// jsonResponse answers SUCCESS with body in fastjson's syntax, as Java's
+// RemotingSerializable.encode writes it.
+func jsonResponse(body interface {
+	AppendJSON([]byte, remoting.JSONStyle) []byte
+}) *remoting.Command {
 	resp := remoting.NewResponse(remoting.Success, "")
-	resp.Body = res.AppendJSON(nil, remoting.JSONFastjson)
+	resp.Body = body.AppendJSON(nil, remoting.JSONFastjson)
 	return resp
 }

@@ -10,11 +10,7 @@ import (
 // PUT_KV_CONFIG (100), GET_KV_CONFIG (101), DELETE_KV_CONFIG (102) and
 // GET_KVLIST_BY_NAMESPACE (219).
 
-func (ns *NameServer) putKVConfig(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.PutKVConfigRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return badRequest(err)
-	}
+func (ns *NameServer) putKVConfig(_ context.Context, _ *server.Conn, h *remoting.PutKVConfigRequestHeader) *remoting.Command {
 	if err := ns.kv.put(h.Namespace, h.Key, h.Value); err != nil {
 		// Java logs a failed save and still answers SUCCESS; the value
 		// is in memory either way.
@@ -23,11 +19,7 @@ func (ns *NameServer) putKVConfig(_ context.Context, _ *server.Conn, req *remoti
 	return success(nil)
 }
 
-func (ns *NameServer) getKVConfig(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.GetKVConfigRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return badRequest(err)
-	}
+func (ns *NameServer) getKVConfig(_ context.Context, _ *server.Conn, h *remoting.GetKVConfigRequestHeader) *remoting.Command {
 	v, ok := ns.kv.get(h.Namespace, h.Key)
 	if !ok {
 		return withHeader(respond(remoting.QueryNotFound,
@@ -37,22 +29,14 @@ func (ns *NameServer) getKVConfig(_ context.Context, _ *server.Conn, req *remoti
 	return withHeader(success(nil), &remoting.GetKVConfigResponseHeader{Value: &v})
 }
 
-func (ns *NameServer) deleteKVConfig(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.DeleteKVConfigRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return badRequest(err)
-	}
+func (ns *NameServer) deleteKVConfig(_ context.Context, _ *server.Conn, h *remoting.DeleteKVConfigRequestHeader) *remoting.Command {
 	if err := ns.kv.delete(h.Namespace, h.Key); err != nil {
 		ns.log.Error("kv config not saved", "err", err)
 	}
 	return success(nil)
 }
 
-func (ns *NameServer) getKVListByNamespace(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.GetKVListByNamespaceRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return badRequest(err)
-	}
+func (ns *NameServer) getKVListByNamespace(_ context.Context, _ *server.Conn, h *remoting.GetKVListByNamespaceRequestHeader) *remoting.Command {
 	table, ok := ns.kv.list(h.Namespace)
 	if !ok {
 		return respond(remoting.QueryNotFound, "No config item, Namespace: "+h.Namespace)

@@ -11,21 +11,13 @@ import (
 // a broker name's write permission away on every topic (before shutting it
 // down), or give it back.
 
-func (ns *NameServer) wipeWritePermOfBroker(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.WipeWritePermOfBrokerRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return badRequest(err)
-	}
+func (ns *NameServer) wipeWritePermOfBroker(_ context.Context, c *server.Conn, h *remoting.WipeWritePermOfBrokerRequestHeader) *remoting.Command {
 	n := ns.routes.setWritePerm(h.BrokerName, false)
 	ns.log.Info("wiped write permission", logKeyBroker, h.BrokerName, "topics", n, logKeyRemote, c.String())
 	return withHeader(success(nil), &remoting.WipeWritePermOfBrokerResponseHeader{WipeTopicCount: int32(n)})
 }
 
-func (ns *NameServer) addWritePermOfBroker(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.AddWritePermOfBrokerRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return badRequest(err)
-	}
+func (ns *NameServer) addWritePermOfBroker(_ context.Context, c *server.Conn, h *remoting.AddWritePermOfBrokerRequestHeader) *remoting.Command {
 	n := ns.routes.setWritePerm(h.BrokerName, true)
 	ns.log.Info("added write permission", logKeyBroker, h.BrokerName, "topics", n, logKeyRemote, c.String())
 	return withHeader(success(nil), &remoting.AddWritePermOfBrokerResponseHeader{AddTopicCount: int32(n)})

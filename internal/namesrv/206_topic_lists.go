@@ -16,11 +16,7 @@ func (ns *NameServer) getAllTopicList(_ context.Context, _ *server.Conn, _ *remo
 	return success(encodeTopicList(ns.routes.allTopics(), ""))
 }
 
-func (ns *NameServer) getTopicsByCluster(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.GetTopicsByClusterRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return badRequest(err)
-	}
+func (ns *NameServer) getTopicsByCluster(_ context.Context, _ *server.Conn, h *remoting.GetTopicsByClusterRequestHeader) *remoting.Command {
 	return success(encodeTopicList(ns.routes.topicsByCluster(h.Cluster), ""))
 }
 

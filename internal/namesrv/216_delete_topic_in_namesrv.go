@@ -10,11 +10,7 @@ import (
 // DELETE_TOPIC_IN_NAMESRV (216): drop a topic's route, or only its queues on
 // one cluster's brokers when clusterName is given.
 
-func (ns *NameServer) deleteTopicInNamesrv(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
-	var h remoting.DeleteTopicFromNamesrvRequestHeader
-	if err := h.FromExt(req.Ext); err != nil {
-		return badRequest(err)
-	}
+func (ns *NameServer) deleteTopicInNamesrv(_ context.Context, c *server.Conn, h *remoting.DeleteTopicFromNamesrvRequestHeader) *remoting.Command {
 	cluster := ""
 	if h.ClusterName != nil {
 		cluster = *h.ClusterName

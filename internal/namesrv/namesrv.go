@@ -73,25 +73,25 @@ func New(cfg Config) (*NameServer, error) {
 // REQUEST_CODE_NOT_SUPPORTED from the server.
 func (ns *NameServer) register() {
 	h := map[int32]server.Handler{
-		remoting.PutKVConfig:                   ns.putKVConfig,
-		remoting.GetKVConfig:                   ns.getKVConfig,
-		remoting.DeleteKVConfig:                ns.deleteKVConfig,
+		remoting.PutKVConfig:                   server.Decoded(ns.putKVConfig, badRequest),
+		remoting.GetKVConfig:                   server.Decoded(ns.getKVConfig, badRequest),
+		remoting.DeleteKVConfig:                server.Decoded(ns.deleteKVConfig, badRequest),
 		remoting.RegisterBroker:                ns.registerBroker,
-		remoting.UnregisterBroker:              ns.unregisterBroker,
+		remoting.UnregisterBroker:              server.Decoded(ns.unregisterBroker, badRequest),
 		remoting.GetRouteInfoByTopic:           ns.getRouteInfoByTopic,
 		remoting.GetBrokerClusterInfo:          ns.getBrokerClusterInfo,
-		remoting.WipeWritePermOfBroker:         ns.wipeWritePermOfBroker,
+		remoting.WipeWritePermOfBroker:         server.Decoded(ns.wipeWritePermOfBroker, badRequest),
 		remoting.GetAllTopicListFromNameServer: ns.getAllTopicList,
-		remoting.DeleteTopicInNamesrv:          ns.deleteTopicInNamesrv,
+		remoting.DeleteTopicInNamesrv:          server.Decoded(ns.deleteTopicInNamesrv, badRequest),
 		remoting.RegisterTopicInNamesrv:        ns.registerTopicInNamesrv,
-		remoting.GetKVListByNamespace:          ns.getKVListByNamespace,
-		remoting.GetTopicsByCluster:            ns.getTopicsByCluster,
+		remoting.GetKVListByNamespace:          server.Decoded(ns.getKVListByNamespace, badRequest),
+		remoting.GetTopicsByCluster:            server.Decoded(ns.getTopicsByCluster, badRequest),
 		remoting.GetSystemTopicListFromNS:      ns.getSystemTopicList,
 		remoting.GetUnitTopicList:              ns.getUnitTopicList,
 		remoting.GetHasUnitSubTopicList:        ns.getHasUnitSubTopicList,
 		remoting.GetHasUnitSubUnunitTopicList:  ns.getHasUnitSubUnunitTopicList,
 		remoting.QueryDataVersion:              ns.queryDataVersion,
-		remoting.AddWritePermOfBroker:          ns.addWritePermOfBroker,
+		remoting.AddWritePermOfBroker:          server.Decoded(ns.addWritePermOfBroker, badRequest),
 	}
 	for code, f := range h {
 		if ns.cfg.Intercept != nil {

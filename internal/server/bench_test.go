@@ -148,9 +148,7 @@ func BenchmarkEchoParallel(b *testing.B) {
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			s := New(Config{})
-			s.Handle(codeEcho, echo)
-			addr := startServer(b, s)
+			addr := echoServer(b, Config{})
 			p := newPipeClient(b, addr)
 			body := []byte(strings.Repeat("b", bc.body))
 			ext := remoting.ExtFields{

@@ -42,6 +42,15 @@ func startServer(t testing.TB, s *Server) string {
 	return s.Addr()
 }
 
+// echoServer starts a server with cfg that serves codeEcho with echo and
+// returns its address.
+func echoServer(t testing.TB, cfg Config) string {
+	t.Helper()
+	s := New(cfg)
+	s.Handle(codeEcho, echo)
+	return startServer(t, s)
+}
+
 func req(code, opaque int32, st remoting.SerializeType, body string) *remoting.Command {
 	r := remoting.NewRequest(code, remoting.ExtFields{{Key: "k", Value: "v"}}, []byte(body))
 	r.Opaque = opaque

@@ -21,9 +21,7 @@ import (
 )
 
 func TestRoundTrip(t *testing.T) {
-	s := New(Config{})
-	s.Handle(codeEcho, echo)
-	addr := startServer(t, s)
+	addr := echoServer(t, Config{})
 	c := rawframe.Dial(t, addr)
 	for i, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
 		t.Run(strconv.Itoa(int(st)), func(t *testing.T) {
@@ -48,9 +46,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestFraming(t *testing.T) {
-	s := New(Config{})
-	s.Handle(codeEcho, echo)
-	addr := startServer(t, s)
+	addr := echoServer(t, Config{})
 
 	t.Run("many frames in one write", func(t *testing.T) {
 		c := rawframe.Dial(t, addr)
@@ -115,9 +111,7 @@ func TestFraming(t *testing.T) {
 }
 
 func TestUnknownCode(t *testing.T) {
-	s := New(Config{})
-	s.Handle(codeEcho, echo)
-	addr := startServer(t, s)
+	addr := echoServer(t, Config{})
 	c := rawframe.Dial(t, addr)
 	for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
 		resp := c.CallNext(req(codeUnknown, 5, st, ""))
@@ -200,9 +194,7 @@ func TestBadFrameClosesOnlyThatConn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			logs := &testlog.Buffer{}
-			s := New(Config{Logger: logs.Logger(), MaxFrameSize: 64 << 10})
-			s.Handle(codeEcho, echo)
-			addr := startServer(t, s)
+			addr := echoServer(t, Config{Logger: logs.Logger(), MaxFrameSize: 64 << 10})
 			other := rawframe.Dial(t, addr)
 			other.CallNext(req(codeEcho, 1, remoting.SerializeRocketMQ, "before"))
 
@@ -566,9 +558,7 @@ func TestUnencodableResponse(t *testing.T) {
 }
 
 func TestConcurrentClients(t *testing.T) {
-	s := New(Config{Multicore: true})
-	s.Handle(codeEcho, echo)
-	addr := startServer(t, s)
+	addr := echoServer(t, Config{Multicore: true})
 	const clients, callers, calls = 4, 8, 100
 	errs := make(chan error, clients*callers)
 	var wg sync.WaitGroup

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // Damaged or unusable store directories: Open either recovers every
@@ -69,11 +71,7 @@ func TestBadInputDamagedStoreRecovers(t *testing.T) {
 			cfg := testConfig(t)
 			s := openStore(t, cfg)
 			all := fill(t, s, 90)
-			if c.crash {
-				s.Crash()
-			} else {
-				s.Close()
-			}
+			stopStore(s, c.crash)
 			c.hurt(t, cfg)
 			s2 := openStore(t, cfg)
 			checkAll(t, s2, all)
@@ -169,12 +167,7 @@ func TestBadInputUnwritableStoreDir(t *testing.T) {
 		})
 	}
 	t.Run("read-only", func(t *testing.T) {
-		if os.Geteuid() == 0 {
-			t.Skip("root writes to a 0500 directory; the cases above cover it without permissions")
-		}
-		dir := t.TempDir()
-		os.Chmod(dir, 0o500)
-		defer os.Chmod(dir, 0o700)
+		dir := testutil.ReadOnlyDir(t)
 		cfg := testConfig(t)
 		cfg.Dir = filepath.Join(dir, "store")
 		if s, err := Open(cfg); err == nil {

@@ -201,3 +201,12 @@ func checkAll(t testing.TB, s *Store, all []stored) {
 		}
 	}
 }
+
+// stopStore crashes s (as if the process died) or closes it cleanly.
+func stopStore(s *Store, crash bool) {
+	if crash {
+		s.Crash()
+		return
+	}
+	s.Close()
+}

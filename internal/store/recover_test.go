@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // fill stores n messages over three topics/queues and returns them.
@@ -198,11 +200,7 @@ func TestTornTail(t *testing.T) {
 			cfg.CommitLogSegmentSize = 64 << 10
 			s := openStore(t, cfg)
 			all := fill(t, s, 60)
-			if c.crash {
-				s.Crash()
-			} else {
-				s.Close()
-			}
+			stopStore(s, c.crash)
 			lost := c.hurt(t, cfg, all)
 			kept := all[:len(all)-lost]
 			s2 := openStore(t, cfg)
@@ -272,11 +270,7 @@ func TestConsumeQueueRebuild(t *testing.T) {
 			cfg := testConfig(t)
 			s := openStore(t, cfg)
 			all := fill(t, s, 6*40) // RecB/1 gets 40 entries: files 0, 320, 640 (16 entries each)
-			if c.crash {
-				s.Crash()
-			} else {
-				s.Close()
-			}
+			stopStore(s, c.crash)
 			c.hurt(t, cfg)
 			s2 := openStore(t, cfg)
 			checkAll(t, s2, all)
@@ -306,12 +300,7 @@ func TestOpenDamagedStore(t *testing.T) {
 		}
 	})
 	t.Run("read-only dir", func(t *testing.T) {
-		if os.Geteuid() == 0 {
-			t.Skip("root ignores permissions")
-		}
-		dir := t.TempDir()
-		os.Chmod(dir, 0o500)
-		defer os.Chmod(dir, 0o700)
+		dir := testutil.ReadOnlyDir(t)
 		if _, err := Open(Config{Dir: filepath.Join(dir, "store")}); err == nil {
 			t.Fatal("Open succeeded")
 		}

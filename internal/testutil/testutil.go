@@ -3,9 +3,24 @@
 package testutil
 
 import (
+	"os"
 	"testing"
 	"time"
 )
+
+// ReadOnlyDir returns a new directory the test cannot write into (mode
+// 0500, made writable again at cleanup so that it can be removed). It
+// skips the test when run as root, which writes there anyway.
+func ReadOnlyDir(t testing.TB) string {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		t.Skip("root writes to a 0500 directory")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o500)
+	t.Cleanup(func() { os.Chmod(dir, 0o700) })
+	return dir
+}
 
 // DefaultWait is how long WaitFor waits when the caller passes zero.
 const DefaultWait = 10 * time.Second

@@ -134,10 +134,8 @@ func waitConsumed(t *testing.T, s *sink, n int, want map[queueKey]int64, members
 func TestOfficialPushClustering(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
-	topic := e.name("T")
 	const queues = 8
-	e.createTopic(t, topic, queues)
-	masters := e.masters(t)
+	topic, masters := e.newTopic(t, queues)
 	total := queues * len(masters)
 	group := e.name("G")
 	var s sink
@@ -172,10 +170,8 @@ func TestOfficialPushClustering(t *testing.T) {
 func TestOfficialPushBroadcasting(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
-	topic := e.name("T")
 	const queues = 4
-	e.createTopic(t, topic, queues)
-	masters := e.masters(t)
+	topic, masters := e.newTopic(t, queues)
 	total := queues * len(masters)
 	group := e.name("G")
 	var s sink
@@ -208,10 +204,8 @@ func TestOfficialPushBroadcasting(t *testing.T) {
 func TestOfficialConsumerOffsets(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
-	topic := e.name("T")
 	const queues = 4
-	e.createTopic(t, topic, queues)
-	masters := e.masters(t)
+	topic, masters := e.newTopic(t, queues)
 	group := e.name("G")
 	p := e.officialProducer(t)
 	pl := newPlan(e, topic)

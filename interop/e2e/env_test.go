@@ -122,6 +122,15 @@ func (e *env) createTopic(t *testing.T, topic string, queues int) {
 	}
 }
 
+// newTopic creates a topic of queues queues on every master and returns
+// it with the masters (broker name to address).
+func (e *env) newTopic(t *testing.T, queues int) (string, map[string]string) {
+	t.Helper()
+	topic := e.name("T")
+	e.createTopic(t, topic, queues)
+	return topic, e.masters(t)
+}
+
 // committedOffset asks the broker for group's committed offset of a queue;
 // ok is false when none is committed.
 func (e *env) committedOffset(t *testing.T, brokerAddr, group, topic string, queueID int) (int64, bool) {

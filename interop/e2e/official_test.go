@@ -55,14 +55,7 @@ func (e *env) officialProducer(t *testing.T, opts ...producer.Option) rmq.Produc
 	if err != nil {
 		t.Fatalf("official producer: %v", err)
 	}
-	if err := p.Start(); err != nil {
-		t.Fatalf("official producer start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := p.Shutdown(); err != nil {
-			t.Errorf("official producer shutdown: %v", err)
-		}
-	})
+	startOfficial(t, "official producer", p)
 	return p
 }
 
@@ -74,6 +67,22 @@ type member struct {
 	// offset it has committed for each (in memory, else on the broker).
 	assigned func() map[primitive.MessageQueue]int64
 	once     sync.Once
+}
+
+// startOfficial starts an official client and shuts it down at cleanup.
+func startOfficial(t *testing.T, what string, c interface {
+	Start() error
+	Shutdown() error
+}) {
+	t.Helper()
+	if err := c.Start(); err != nil {
+		t.Fatalf("%s start: %v", what, err)
+	}
+	t.Cleanup(func() {
+		if err := c.Shutdown(); err != nil {
+			t.Errorf("%s shutdown: %v", what, err)
+		}
+	})
 }
 
 // stop shuts the consumer down (persisting its offsets); idempotent.

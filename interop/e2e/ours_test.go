@@ -56,10 +56,8 @@ func recordOurs(t *testing.T, masters map[string]string, batch []*sent, res *roc
 func TestOursToOfficial(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 2)
-	topic := e.name("T")
 	const queues = 4
-	e.createTopic(t, topic, queues)
-	masters := e.masters(t)
+	topic, masters := e.newTopic(t, queues)
 
 	ctx := context.Background()
 	p, err := producer.New(producer.WithGroup(e.name("PG")), producer.WithNameServers(e.ns), producer.WithInstanceName(e.name("ours")))

@@ -20,9 +20,7 @@ import (
 func TestOfficialProducer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 2)
-	topic := e.name("T")
-	e.createTopic(t, topic, 4)
-	masters := e.masters(t)
+	topic, masters := e.newTopic(t, 4)
 	p := e.officialProducer(t)
 	pl := newPlan(e, topic)
 	ctx := context.Background()
@@ -287,13 +285,6 @@ func (e *env) officialPull(t *testing.T, topic string) rmq.PullConsumer {
 	if err := pc.Assign(topic, nil); err != nil {
 		t.Fatalf("official pull consumer assign: %v", err)
 	}
-	if err := pc.Start(); err != nil {
-		t.Fatalf("official pull consumer start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := pc.Shutdown(); err != nil {
-			t.Errorf("official pull consumer shutdown: %v", err)
-		}
-	})
+	startOfficial(t, "official pull consumer", pc)
 	return pc
 }

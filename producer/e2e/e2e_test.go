@@ -371,6 +371,16 @@ func (e *e2e) waitFor(t *testing.T, topic, id string, d time.Duration) (*rocketm
 	return m, at
 }
 
+// autoCreatedTopic returns a new topic that a send from p created.
+func autoCreatedTopic(t *testing.T, p *producer.Producer) string {
+	t.Helper()
+	topic := uniqueTopic(t)
+	if _, err := p.Send(context.Background(), &rocketmq.Message{Topic: topic, Body: []byte("create")}); err != nil {
+		t.Fatal(err)
+	}
+	return topic
+}
+
 // external reports whether the tests run against a cluster we do not
 // control; only there may a missing broker feature end a test with Skip.
 func (e *e2e) external() bool { return e.cluster == nil }
@@ -378,11 +388,8 @@ func (e *e2e) external() bool { return e.cluster == nil }
 func TestE2EDelayLevel(t *testing.T) {
 	e := startE2E(t, 1)
 	p := e.newProducer(t)
-	topic := uniqueTopic(t)
+	topic := autoCreatedTopic(t, p)
 	ctx := context.Background()
-	if _, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("create")}); err != nil {
-		t.Fatal(err)
-	}
 	m, _ := producer.NewMessage(topic, []byte("delayed"), producer.DelayLevel(2))
 	sent := time.Now()
 	res, err := p.Send(ctx, m)
@@ -411,11 +418,8 @@ func TestE2EDelayLevel(t *testing.T) {
 func TestE2ETimer(t *testing.T) {
 	e := startE2E(t, 1)
 	p := e.newProducer(t)
-	topic := uniqueTopic(t)
+	topic := autoCreatedTopic(t, p)
 	ctx := context.Background()
-	if _, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("create")}); err != nil {
-		t.Fatal(err)
-	}
 	sent := time.Now()
 	m, _ := producer.NewMessage(topic, []byte("timer"), producer.DeliverAt(sent.Add(3*time.Second)))
 	res, err := p.Send(ctx, m)
@@ -457,11 +461,8 @@ func TestE2ERequestReply(t *testing.T) {
 	e := startE2E(t, 1)
 	requester := e.newProducer(t)
 	responder := e.newProducer(t, producer.WithGroup("e2e_responder"))
-	topic := uniqueTopic(t)
+	topic := autoCreatedTopic(t, responder)
 	ctx := context.Background()
-	if _, err := responder.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("create")}); err != nil {
-		t.Fatal(err)
-	}
 	body := []byte{0, 1, 2, 0xfe, 'q'}
 	type out struct {
 		m   *rocketmq.MessageExt
