@@ -2,7 +2,7 @@ package rocketmq
 
 import "strings"
 
-// Message property keys (PROTOCOL.md §5.2, Java MessageConst).
+// Message property keys (docs/PROTOCOL.md §5.2, Java MessageConst).
 const (
 	PropertyKeys                           = "KEYS"
 	PropertyTags                           = "TAGS"
@@ -103,7 +103,7 @@ func IsReservedProperty(name string) bool {
 	return false
 }
 
-// Well-known topics (PROTOCOL.md §7.4, Java TopicValidator).
+// Well-known topics (docs/PROTOCOL.md §7.4, Java TopicValidator).
 const (
 	TopicAutoCreate        = "TBW102"
 	TopicSchedule          = "SCHEDULE_TOPIC_XXXX"
@@ -195,7 +195,7 @@ func IsLMQ(topic string) bool { return strings.HasPrefix(topic, LMQPrefix) }
 // IsSysConsumerGroup reports whether group is a broker-internal group.
 func IsSysConsumerGroup(group string) bool { return strings.HasPrefix(group, CIDRMQSysPrefix) }
 
-// Permission bits of topics and brokers (PROTOCOL.md §7.2, Java PermName).
+// Permission bits of topics and brokers (docs/PROTOCOL.md §7.2, Java PermName).
 const (
 	PermPriority = 1 << 3
 	PermRead     = 1 << 2
@@ -231,7 +231,7 @@ func PermString(perm int) string {
 	return string(b[:])
 }
 
-// Sizes and limits (PROTOCOL.md §7.6).
+// Sizes and limits (docs/PROTOCOL.md §7.6).
 const (
 	// DefaultMaxMessageSize is the default producer and broker limit on a
 	// (possibly compressed) body: 4 MiB.

@@ -8,7 +8,7 @@ import (
 // Message is a message as a producer sends it.
 //
 // Properties carries both user properties and the system properties of
-// PROTOCOL.md §5.2 (TAGS, KEYS, DELAY, UNIQ_KEY, ...). Use the accessor
+// docs/PROTOCOL.md §5.2 (TAGS, KEYS, DELAY, UNIQ_KEY, ...). Use the accessor
 // methods for the system ones. producer.NewMessage builds and checks one.
 type Message struct {
 	Topic      string

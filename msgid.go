@@ -22,7 +22,7 @@ func appendHex(dst, src []byte) []byte {
 	return dst
 }
 
-// EncodeOffsetMsgID returns the offset message id of a record (PROTOCOL.md
+// EncodeOffsetMsgID returns the offset message id of a record (docs/PROTOCOL.md
 // §6.2): store host address, port as int32 and commit-log offset, in
 // uppercase hex; 32 characters for IPv4 (IPv4-mapped IPv6 included, as
 // Java collapses it), 56 for IPv6.
@@ -78,7 +78,7 @@ func DecodeOffsetMsgID(id string) (netip.AddrPort, int64, error) {
 	return netip.AddrPortFrom(ip, uint16(port)), off, nil
 }
 
-// The client unique id (UNIQ_KEY, PROTOCOL.md §6.1):
+// The client unique id (UNIQ_KEY, docs/PROTOCOL.md §6.1):
 //
 //	ip (4 or 16) | pid low 16 bits (2) | instance hash (4) | ms since month start (4) | counter (2)
 //

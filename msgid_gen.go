@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// UniqIDGenerator makes client unique ids (UNIQ_KEY, PROTOCOL.md §6.1) in
+// UniqIDGenerator makes client unique ids (UNIQ_KEY, docs/PROTOCOL.md §6.1) in
 // the Java layout, so Java's decoders read them. It is safe for concurrent
 // use; give each producer (or client instance) its own.
 //

@@ -10,7 +10,7 @@ import (
 )
 
 // faultStrategy is Java 5.x's MQFaultStrategy with its
-// LatencyFaultTolerance (PROTOCOL.md §8.4): brokers that failed or were
+// LatencyFaultTolerance (docs/PROTOCOL.md §8.4): brokers that failed or were
 // slow are "not available" until a deadline; brokers whose last call
 // failed at the network level are "not reachable" until a call succeeds.
 type faultStrategy struct {

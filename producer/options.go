@@ -55,7 +55,7 @@ func defaultConfig() config {
 		createTopicKey:        rocketmq.TopicAutoCreate,
 		defaultTopicQueueNums: 4,
 		latencyFault:          true,
-		// Java 5.x MQFaultStrategy tables (PROTOCOL.md §8.4).
+		// Java 5.x MQFaultStrategy tables (docs/PROTOCOL.md §8.4).
 		latencyMax:       []time.Duration{50 * ms, 100 * ms, 550 * ms, 1800 * ms, 3000 * ms, 5000 * ms, 15000 * ms},
 		notAvailable:     []time.Duration{0, 0, 2000 * ms, 5000 * ms, 6000 * ms, 10000 * ms, 30000 * ms},
 		maxInflight:      10000,
@@ -150,7 +150,7 @@ func WithCreateTopicKey(topic string) Option { return func(c *config) { c.create
 func WithDefaultTopicQueueNums(n int) Option { return func(c *config) { c.defaultTopicQueueNums = n } }
 
 // WithLatencyFaultTolerance switches the latency fault strategy (Java
-// sendLatencyFaultEnable, PROTOCOL.md §8.4): a broker that failed or
+// sendLatencyFaultEnable, docs/PROTOCOL.md §8.4): a broker that failed or
 // answered slowly is avoided for a while, then tried again. Default true
 // (Java's default is false): it costs nothing with one broker and keeps
 // sends away from a broker that just timed out when there are several.

@@ -30,7 +30,7 @@ func (roundRobin) Select(_ *rocketmq.Message, queues []rocketmq.MessageQueue, la
 // RoundRobin is the default selector: a per-topic rotation over the
 // queues that skips the broker of the previous failed attempt and, with
 // the latency fault strategy on, brokers that recently failed or were slow
-// (Java's MQFaultStrategy, PROTOCOL.md §8.4).
+// (Java's MQFaultStrategy, docs/PROTOCOL.md §8.4).
 func RoundRobin() QueueSelector { return roundRobin{} }
 
 type random struct{}

@@ -1,5 +1,5 @@
 // Package rebalance decides which message queues of a topic one consumer
-// of a clustering group should pull from (PROTOCOL.md §8.6).
+// of a clustering group should pull from (docs/PROTOCOL.md §8.6).
 //
 // Every strategy implements Strategy. Allocate is a pure function of its
 // arguments: it keeps no state between calls, starts no goroutines and

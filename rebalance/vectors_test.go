@@ -254,7 +254,7 @@ func TestJavaVectorsMD5Hash(t *testing.T) {
 	}
 }
 
-// javaHashCode is MessageQueue.hashCode (PROTOCOL.md §7.1); the package does
+// javaHashCode is MessageQueue.hashCode (docs/PROTOCOL.md §7.1); the package does
 // not need it, but the vectors pin the formula the docs state.
 func javaHashCode(mq rocketmq.MessageQueue) int32 {
 	str := func(s string) int32 {

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// ACL extField names (PROTOCOL.md §8.13).
+// ACL extField names (docs/PROTOCOL.md §8.13).
 const (
 	ACLAccessKey     = "AccessKey"
 	ACLSecurityToken = "SecurityToken"

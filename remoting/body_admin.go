@@ -2,7 +2,7 @@ package remoting
 
 import "github.com/go-rocketmq/rocketmq"
 
-// ClusterInfo answers GET_BROKER_CLUSTER_INFO (106) (PROTOCOL.md §4.8).
+// ClusterInfo answers GET_BROKER_CLUSTER_INFO (106) (docs/PROTOCOL.md §4.8).
 // Java always writes it in the fastjson form, even to 4.9.4+ clients.
 type ClusterInfo struct {
 	BrokerAddrTable  map[string]BrokerData // broker name → replicas

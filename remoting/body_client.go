@@ -22,7 +22,7 @@ const (
 	SubAll = "*"
 )
 
-// HeartbeatData is the HEART_BEAT (34) body (PROTOCOL.md §4.3).
+// HeartbeatData is the HEART_BEAT (34) body (docs/PROTOCOL.md §4.3).
 type HeartbeatData struct {
 	ClientID        string // key "clientID"
 	ProducerDataSet []ProducerData

@@ -1,6 +1,6 @@
 package remoting
 
-// Config bodies a broker persists and serves (PROTOCOL.md §10.6): they are
+// Config bodies a broker persists and serves (docs/PROTOCOL.md §10.6): they are
 // JSON bodies of admin RPCs and the broker's config/*.json files. Java
 // writes the files pretty-printed; readers accept any layout. Write them
 // with JSONStandard, which a Java broker reads too.

@@ -3,7 +3,7 @@ package remoting
 import "github.com/go-rocketmq/rocketmq"
 
 // ResetOffsetBody is the body of RESET_CONSUMER_CLIENT_OFFSET (220) and the
-// response of INVOKE_BROKER_TO_RESET_OFFSET (222) (PROTOCOL.md §4.10).
+// response of INVOKE_BROKER_TO_RESET_OFFSET (222) (docs/PROTOCOL.md §4.10).
 type ResetOffsetBody struct {
 	OffsetTable map[rocketmq.MessageQueue]int64
 }

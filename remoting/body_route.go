@@ -1,6 +1,6 @@
 package remoting
 
-// TopicRouteData is the GET_ROUTEINFO_BY_TOPIC response body (PROTOCOL.md
+// TopicRouteData is the GET_ROUTEINFO_BY_TOPIC response body (docs/PROTOCOL.md
 // §4.2). A NameServer imitating 4.9.8 sends JSONStandard to requests with
 // version >= 401 or acceptStandardJsonOnly=true and JSONFastjson to the
 // rest; every known client (Java fastjson, the official Go client's string

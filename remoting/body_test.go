@@ -628,7 +628,7 @@ func TestBodyFastjsonIntegerKeys(t *testing.T) {
 	if got := string(c.AppendJSON(nil, JSONStandard)); got != `{"offsetTable":{"TopicTest@g1":{"0":12,"1":7,"2":10,"10":9}}}` {
 		t.Fatalf("%s", got)
 	}
-	// The pretty, tab-indented form of PROTOCOL.md §10.6.
+	// The pretty, tab-indented form of docs/PROTOCOL.md §10.6.
 	pretty := "{\n\t\"offsetTable\":{\n\t\t\"TopicTest@g1\":{0:12,1:7,2:9,3:10\n\t\t},\n\t\t\"%RETRY%g1@g1\":{0:0\n\t\t}\n\t}\n}"
 	if err := c.DecodeJSON([]byte(pretty)); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 )
 
-// TopicConfig is one topic's configuration (PROTOCOL.md §4.6): in
+// TopicConfig is one topic's configuration (docs/PROTOCOL.md §4.6): in
 // topics.json, GET_ALL_TOPIC_CONFIG and RegisterBrokerBody.
 type TopicConfig struct {
 	TopicName       string

@@ -1,10 +1,10 @@
-// Request and response codes from PROTOCOL.md §2, named after Java.
+// Request and response codes from docs/PROTOCOL.md §2, named after Java.
 
 package remoting
 
 import "strconv"
 
-// Request codes (PROTOCOL.md §2.1). Codes above 32767 do not fit the
+// Request codes (docs/PROTOCOL.md §2.1). Codes above 32767 do not fit the
 // int16 code of a ROCKETMQ binary header; send them with JSON headers.
 const (
 	SendMessage                          int32 = 10     // SEND_MESSAGE
@@ -132,7 +132,7 @@ const (
 	BatchAckMessage                      int32 = 200151 // BATCH_ACK_MESSAGE
 )
 
-// Response codes (PROTOCOL.md §2.2). 209..211 carry other meanings in 4.x:
+// Response codes (docs/PROTOCOL.md §2.2). 209..211 carry other meanings in 4.x:
 // see UpdateAndCreateACLConfigFailed and the two constants after it.
 const (
 	Success                    int32 = 0     // SUCCESS

@@ -1,6 +1,6 @@
 package remoting
 
-// SerializeType is the header encoding of one frame (PROTOCOL.md §1.1).
+// SerializeType is the header encoding of one frame (docs/PROTOCOL.md §1.1).
 type SerializeType byte
 
 const (
@@ -8,7 +8,7 @@ const (
 	SerializeRocketMQ SerializeType = 1
 )
 
-// LanguageCode is the sender's implementation language (PROTOCOL.md §1.5).
+// LanguageCode is the sender's implementation language (docs/PROTOCOL.md §1.5).
 type LanguageCode byte
 
 const (

@@ -7,7 +7,7 @@
 //
 // A frame is a 4-byte big-endian length, a header word (serialize type in
 // the high byte, header length in the low 24 bits), the header and the body
-// (PROTOCOL.md §1.1). [Command.AppendFrame] appends one to a buffer;
+// (docs/PROTOCOL.md §1.1). [Command.AppendFrame] appends one to a buffer;
 // [DecodeFrame] decodes one from the front of a buffer, returning
 // [ErrIncomplete] until the whole frame is there, and checks the length
 // prefix against the maximum before allocating; [FrameSize] gives the size
@@ -41,7 +41,7 @@
 // does the encoder here, so commands with such codes (the 5.x POP codes)
 // must use JSON. Zero-length remarks, keys and values decode as absent, as
 // they do in Java. Repeated keys, which Java ACL-signed fast-coded headers
-// carry (PROTOCOL.md §1.4), are kept in wire order; [ExtFields.Get] and
+// carry (docs/PROTOCOL.md §1.4), are kept in wire order; [ExtFields.Get] and
 // [ExtFields.Map] return the last copy like Java's HashMap, and
 // [ExtFields.Dedup] folds them. The encoder writes the slice as it is.
 //
@@ -62,7 +62,7 @@
 //
 // [SignACL] signs a request like Java's AclClientRPCHook, except that the
 // field _UNIQUE_KEY_QUERY is never part of the signed content, which is what
-// every 4.x broker checks (PROTOCOL.md §8.13); [SignACLAllFields] signs it
+// every 4.x broker checks (docs/PROTOCOL.md §8.13); [SignACLAllFields] signs it
 // too, as a 5.1+ broker expects from clients above version 399. [VerifyACL]
 // is the broker side, built like 4.9.8's PlainAccessValidator.
 package remoting

@@ -92,7 +92,7 @@ func ResponseError(resp *Command) error {
 	return &Error{Code: resp.Code, Remark: resp.Remark}
 }
 
-// retriableCode is the Java producer's retry set (PROTOCOL.md §2.2, §8.5).
+// retriableCode is the Java producer's retry set (docs/PROTOCOL.md §2.2, §8.5).
 func retriableCode(code int32) bool {
 	switch code {
 	case TopicNotExist, ServiceNotAvailable, SystemError, SystemBusy,

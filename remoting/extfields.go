@@ -1,7 +1,7 @@
 package remoting
 
 // Get returns the value of the last entry with key, the one a Java HashMap
-// would keep when a frame repeats a key (PROTOCOL.md §1.4).
+// would keep when a frame repeats a key (docs/PROTOCOL.md §1.4).
 func (e ExtFields) Get(key string) (string, bool) {
 	for i := len(e) - 1; i >= 0; i-- {
 		if e[i].Key == key {

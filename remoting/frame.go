@@ -249,6 +249,6 @@ func NewResponse(code int32, remark string) *Command {
 
 // DefaultVersion is the version NewRequest and NewResponse put in the
 // header: 409, the ordinal of MQVersion V4_9_8, whose protocol this package
-// speaks (PROTOCOL.md §1.7). Servers gate some behaviour on it (e.g. the
+// speaks (docs/PROTOCOL.md §1.7). Servers gate some behaviour on it (e.g. the
 // standard JSON route body from 401 on).
 const DefaultVersion int32 = 409

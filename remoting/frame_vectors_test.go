@@ -258,7 +258,7 @@ func TestJavaRemotingCommandVectors(t *testing.T) {
 	}
 }
 
-// TestProtocolMdExamples encodes the PROTOCOL.md §1.9 examples, which the
+// TestProtocolMdExamples encodes the docs/PROTOCOL.md §1.9 examples, which the
 // 4.9.8 encoder reproduced byte for byte.
 func TestProtocolMdExamples(t *testing.T) {
 	var g vecRemoting

@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// ROCKETMQ binary header (serializeType 1, PROTOCOL.md §1.4):
+// ROCKETMQ binary header (serializeType 1, docs/PROTOCOL.md §1.4):
 //
 //	code int16 | language int8 | version int16 | opaque int32 | flag int32 |
 //	remarkLen int32 | remark | extLen int32 | { keyLen int16 | key | valLen int32 | val }*

@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// JSON header (serializeType 0, PROTOCOL.md §1.3).
+// JSON header (serializeType 0, docs/PROTOCOL.md §1.3).
 //
 // The writer produces what fastjson 1.2.69 (RocketMQ 4.9.8) writes for a
 // RemotingCommand: top-level keys in alphabetical order, no whitespace,

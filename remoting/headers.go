@@ -9,7 +9,7 @@ import (
 )
 
 // CustomHeader is a typed request or response header (a Java
-// CommandCustomHeader). Its fields travel as extFields (PROTOCOL.md §1.6, §3).
+// CommandCustomHeader). Its fields travel as extFields (docs/PROTOCOL.md §1.6, §3).
 //
 // Field conventions shared by every header in this package:
 //   - a field Java marks @CFNotNull, or declares as a primitive, is a plain Go
@@ -20,7 +20,7 @@ import (
 //
 // AppendExt(nil) returns nil when nothing is written; pass a non-nil empty
 // ExtFields to get Java's "extFields":{} for a header whose fields are all
-// null (PROTOCOL.md §1.3).
+// null (docs/PROTOCOL.md §1.3).
 type CustomHeader interface {
 	// AppendExt appends the header's non-nil fields to ext and returns it.
 	AppendExt(ext ExtFields) ExtFields

@@ -1,6 +1,6 @@
 package remoting
 
-// Admin and query headers (PROTOCOL.md §3.17). Key order follows Java's
+// Admin and query headers (docs/PROTOCOL.md §3.17). Key order follows Java's
 // HashMap iteration (as captured where a capture exists).
 
 // QueryMessageRequestHeader is QUERY_MESSAGE (12).
@@ -12,7 +12,7 @@ type QueryMessageRequestHeader struct {
 	EndTimestamp   int64
 	// UniqueKeyQuery is the extField _UNIQUE_KEY_QUERY the Java client adds
 	// (true: Key is a UNIQ_KEY). 4.x ACL brokers leave it out of the signed
-	// content, and so does SignACL (PROTOCOL.md §8.13).
+	// content, and so does SignACL (docs/PROTOCOL.md §8.13).
 	UniqueKeyQuery *bool
 }
 

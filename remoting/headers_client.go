@@ -1,6 +1,6 @@
 package remoting
 
-// Headers of consumer, transaction and broker-to-client RPCs (PROTOCOL.md
+// Headers of consumer, transaction and broker-to-client RPCs (docs/PROTOCOL.md
 // §3.8 – §3.13, §3.17). Key order follows Java's HashMap iteration (as
 // captured where a capture exists).
 

@@ -1,6 +1,6 @@
 package remoting
 
-// NameServer headers (PROTOCOL.md §3.15, §3.16, §3.17). Key order follows
+// NameServer headers (docs/PROTOCOL.md §3.15, §3.16, §3.17). Key order follows
 // Java's HashMap iteration (as captured where a capture exists).
 
 // GetRouteInfoRequestHeader is GET_ROUTEINFO_BY_TOPIC (105).

@@ -1,6 +1,6 @@
 package remoting
 
-// Headers of the offset RPCs (PROTOCOL.md §3.6, §3.7, §3.17). Keys are
+// Headers of the offset RPCs (docs/PROTOCOL.md §3.6, §3.7, §3.17). Keys are
 // written in the order a Java HashMap iterates them (as captured where a
 // capture exists), which makes Go frames look like Java's; the order has no
 // meaning on the wire.

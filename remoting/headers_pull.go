@@ -1,6 +1,6 @@
 package remoting
 
-// PullSysFlag bits of PullMessageRequestHeader.SysFlag (PROTOCOL.md §3.4).
+// PullSysFlag bits of PullMessageRequestHeader.SysFlag (docs/PROTOCOL.md §3.4).
 const (
 	PullFlagCommitOffset    int32 = 0x1
 	PullFlagSuspend         int32 = 0x2
@@ -10,7 +10,7 @@ const (
 )
 
 // PullMessageRequestHeader is the PULL_MESSAGE (11) / LITE_PULL_MESSAGE
-// (361) header (PROTOCOL.md §3.4). It is fast-coded: its keys go out in the
+// (361) header (docs/PROTOCOL.md §3.4). It is fast-coded: its keys go out in the
 // fixed Java order, 5.x fields before bname as 5.x writes them.
 type PullMessageRequestHeader struct {
 	ConsumerGroup        string
@@ -91,7 +91,7 @@ func (h *PullMessageRequestHeader) FromExt(ext ExtFields) error {
 	return r.err
 }
 
-// PullMessageResponseHeader answers PULL_MESSAGE (PROTOCOL.md §3.5). It is
+// PullMessageResponseHeader answers PULL_MESSAGE (docs/PROTOCOL.md §3.5). It is
 // fast-coded: suggestWhichBrokerId, nextBeginOffset, minOffset, maxOffset,
 // then the 5.x fields.
 type PullMessageResponseHeader struct {

@@ -1,7 +1,7 @@
 package remoting
 
 // SendMessageRequestHeader is the SEND_MESSAGE (10) header, Java's "V1"
-// (PROTOCOL.md §3.1). The letters are the keys of the V2 form.
+// (docs/PROTOCOL.md §3.1). The letters are the keys of the V2 form.
 type SendMessageRequestHeader struct {
 	ProducerGroup         string  // a
 	Topic                 string  // b
@@ -21,7 +21,7 @@ type SendMessageRequestHeader struct {
 
 // SendMessageRequestHeaderV2 is the same header with one-letter keys, used
 // by SEND_MESSAGE_V2 (310), SEND_BATCH_MESSAGE (320) and
-// SEND_REPLY_MESSAGE_V2 (325) (PROTOCOL.md §3.2). It is fast-coded: its keys
+// SEND_REPLY_MESSAGE_V2 (325) (docs/PROTOCOL.md §3.2). It is fast-coded: its keys
 // go out in the fixed order a … n.
 //
 // The two types share one layout, so converting is a plain conversion; V1
@@ -158,7 +158,7 @@ func (h *SendMessageRequestHeaderV2) FromExt(ext ExtFields) error {
 }
 
 // SendMessageResponseHeader answers SEND_MESSAGE, SEND_MESSAGE_V2 and
-// SEND_BATCH_MESSAGE (PROTOCOL.md §3.3). It is fast-coded: msgId, queueId,
+// SEND_BATCH_MESSAGE (docs/PROTOCOL.md §3.3). It is fast-coded: msgId, queueId,
 // queueOffset, transactionId (then 5.x batchUniqId, recallHandle) in that
 // order, followed by the broker's TRACE_ON and MSG_REGION extFields, which
 // this type carries too because the client needs them for SendResult.

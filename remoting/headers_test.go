@@ -320,7 +320,7 @@ func TestHeaderJavaBoolParsing(t *testing.T) {
 }
 
 func TestHeaderDuplicateKeysLastWins(t *testing.T) {
-	// An ACL-signed ROCKETMQ frame repeats every fast-coded field (PROTOCOL.md §1.4).
+	// An ACL-signed ROCKETMQ frame repeats every fast-coded field (docs/PROTOCOL.md §1.4).
 	h := SendMessageRequestHeaderV2{ProducerGroup: "pg", Topic: "T", DefaultTopic: "TBW102", DefaultTopicQueueNums: 4, QueueID: 1, BornTimestamp: 2}
 	ext := h.AppendExt(nil)
 	ext = h.AppendExt(ext)

@@ -14,7 +14,7 @@ import (
 // in alphabetical order (fastjson sorts bean properties), omit null
 // fields, sort map entries (string keys bytewise, integer keys
 // numerically) and write MessageQueue map keys as object literals, the only
-// form Java reads for Map<MessageQueue,…> (PROTOCOL.md §4.1).
+// form Java reads for Map<MessageQueue,…> (docs/PROTOCOL.md §4.1).
 type JSONStyle uint8
 
 const (

@@ -10,7 +10,7 @@ import (
 // handleQueryConsumerOffset serves QUERY_CONSUMER_OFFSET (14): the committed
 // offset; else 0 when the queue still starts at 0 and that message is in
 // memory (a new group then consumes from the beginning); else
-// QUERY_NOT_FOUND (PROTOCOL.md §9.8). A 5.x setZeroIfNotFound=false turns
+// QUERY_NOT_FOUND (docs/PROTOCOL.md §9.8). A 5.x setZeroIfNotFound=false turns
 // the 0 answer off.
 func (b *Broker) handleQueryConsumerOffset(_ context.Context, _ *server.Conn, h *remoting.QueryConsumerOffsetRequestHeader) *remoting.Command {
 	// Java keeps -1 for "none", so a committed negative value is "none" too.

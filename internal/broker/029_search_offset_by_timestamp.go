@@ -10,7 +10,7 @@ import (
 )
 
 // handleSearchOffsetByTimestamp serves SEARCH_OFFSET_BY_TIMESTAMP (29)
-// (PROTOCOL.md §9.11). The 5.x boundaryType UPPER (any case) selects the
+// (docs/PROTOCOL.md §9.11). The 5.x boundaryType UPPER (any case) selects the
 // upper boundary; anything else is LOWER, as 4.9.8 always does.
 func (b *Broker) handleSearchOffsetByTimestamp(_ context.Context, _ *server.Conn, h *remoting.SearchOffsetRequestHeader) *remoting.Command {
 	boundary := store.BoundaryLower

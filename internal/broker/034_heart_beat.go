@@ -10,7 +10,7 @@ import (
 )
 
 // handleHeartBeat is HEART_BEAT (34): register the connection under every
-// consumer and producer group of the body (PROTOCOL.md §4.3, §9.2).
+// consumer and producer group of the body (docs/PROTOCOL.md §4.3, §9.2).
 //
 // A consumer group that does not exist and may not be auto-created is
 // skipped, as 5.x does (4.9.8 registers it anyway, without a retry topic).

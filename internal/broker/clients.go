@@ -12,7 +12,7 @@ import (
 )
 
 // clientManager is the broker's client registry (Java ConsumerManager and
-// ProducerManager, PROTOCOL.md §9.2): the channels of every consumer and
+// ProducerManager, docs/PROTOCOL.md §9.2): the channels of every consumer and
 // producer group, keyed by connection, with the consumer groups'
 // subscriptions. One RWMutex guards it; the pull path only reads.
 // Connection methods (InvokeOneway, Close) are never called with the lock

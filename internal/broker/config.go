@@ -10,7 +10,7 @@ import (
 )
 
 // Config configures a Broker. Zero fields take Java's defaults
-// (PROTOCOL.md §9.14) through withDefaults.
+// (docs/PROTOCOL.md §9.14) through withDefaults.
 type Config struct {
 	ClusterName string // DefaultCluster
 	BrokerName  string // broker-a

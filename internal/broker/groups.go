@@ -11,7 +11,7 @@ import (
 )
 
 // groupManager owns the subscription group table (Java
-// SubscriptionGroupManager) and config/subscriptionGroup.json (PROTOCOL.md
+// SubscriptionGroupManager) and config/subscriptionGroup.json (docs/PROTOCOL.md
 // §10.6). Reads take the read lock only: the send path looks up %RETRY%
 // groups for every retried message and the pull path for every pull.
 type groupManager struct {

@@ -15,7 +15,7 @@ import (
 )
 
 // pullHold parks pulls that found nothing (Java PullRequestHoldService,
-// PROTOCOL.md §9.3 step 6) under topic@queueId until a matching message
+// docs/PROTOCOL.md §9.3 step 6) under topic@queueId until a matching message
 // arrives (notify, called by the store's dispatch), the periodic check finds
 // the queue grown, or the hold time ends. A woken pull is re-executed
 // without suspension and answered on its connection with its opaque.

@@ -14,7 +14,7 @@ import (
 // registerTimeout is Java's registerBrokerTimeoutMills.
 const registerTimeout = 24 * time.Second
 
-// registerAll sends a full REGISTER_BROKER to every NameServer (PROTOCOL.md
+// registerAll sends a full REGISTER_BROKER to every NameServer (docs/PROTOCOL.md
 // §9.12), one goroutine per NameServer so a dead one does not delay others.
 func (b *Broker) registerAll(ctx context.Context) {
 	if len(b.cfg.NameServers) == 0 {

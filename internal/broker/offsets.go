@@ -19,7 +19,7 @@ import (
 )
 
 // offsetManager owns the committed consumer offsets (Java
-// ConsumerOffsetManager) and config/consumerOffset.json (PROTOCOL.md §9.8,
+// ConsumerOffsetManager) and config/consumerOffset.json (docs/PROTOCOL.md §9.8,
 // §10.6), plus the per group/topic get rates GET_CONSUME_STATS reports.
 //
 // The table is keyed by (topic, group) rather than Java's "topic@group"

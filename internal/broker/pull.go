@@ -12,7 +12,7 @@ import (
 )
 
 // The pull path (PULL_MESSAGE 11, LITE_PULL_MESSAGE 361) follows 4.9.8's
-// PullMessageProcessor (PROTOCOL.md §9.3): the checks in Java's order with
+// PullMessageProcessor (docs/PROTOCOL.md §9.3): the checks in Java's order with
 // its codes and remarks, broker-side tag filtering by hash, the store
 // status mapped to a response code, long polling through pullHold, and the
 // piggy-backed offset commit.
@@ -143,7 +143,7 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 	return resp, buf
 }
 
-// pullCode maps a store status to the pull response code (PROTOCOL.md §9.3).
+// pullCode maps a store status to the pull response code (docs/PROTOCOL.md §9.3).
 func pullCode(s store.GetStatus, offset int64) int32 {
 	switch s {
 	case store.GetFound:

@@ -18,7 +18,7 @@ import (
 )
 
 // The delay-level service delivers the messages the send path parked in
-// SCHEDULE_TOPIC_XXXX (PROTOCOL.md §9.5). Queue L-1 holds level L; each
+// SCHEDULE_TOPIC_XXXX (docs/PROTOCOL.md §9.5). Queue L-1 holds level L; each
 // entry's tags code is its delivery time, and since every message of a
 // level waits equally long the queue is in delivery order. One goroutine
 // walks every level from its next offset, re-puts what is due to

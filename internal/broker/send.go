@@ -18,7 +18,7 @@ import (
 
 // The send path (SEND_MESSAGE 10, SEND_MESSAGE_V2 310, SEND_BATCH_MESSAGE
 // 320) follows a 4.9.8 broker: the checks of msgCheck in Java's order and
-// with its codes and remarks (PROTOCOL.md §9.1), %RETRY% and DLQ handling,
+// with its codes and remarks (docs/PROTOCOL.md §9.1), %RETRY% and DLQ handling,
 // then the store. Where 4.9.8 differs from 5.x the 4.9.8 answer is given
 // unless noted.
 
@@ -192,7 +192,7 @@ type propsBuf struct{ b []byte }
 
 var propsBufs = sync.Pool{New: func() any { return &propsBuf{b: make([]byte, 0, 512)} }}
 
-// sendOne stores one message (PROTOCOL.md §9.1, §9.5).
+// sendOne stores one message (docs/PROTOCOL.md §9.1, §9.5).
 func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Command, h *remoting.SendMessageRequestHeader) *remoting.Command {
 	tc, queueID, resp := b.sendCheck(c, h)
 	if resp != nil {
@@ -231,7 +231,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 
 	// The stored properties: the client's pairs, a UNIQ_KEY if it sent none,
 	// CLUSTER. A plain message loses WAIT (4.9.8 saves the bytes); a delayed
-	// one keeps it and gains REAL_TOPIC and REAL_QID (PROTOCOL.md §9.5); a
+	// one keeps it and gains REAL_TOPIC and REAL_QID (docs/PROTOCOL.md §9.5); a
 	// DLQ-bound one loses DELAY.
 	pb := propsBufs.Get().(*propsBuf)
 	defer propsBufs.Put(pb)

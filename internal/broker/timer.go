@@ -15,7 +15,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
-// Timer messages (5.x, PROTOCOL.md §9.6): a message with TIMER_DELAY_SEC,
+// Timer messages (5.x, docs/PROTOCOL.md §9.6): a message with TIMER_DELAY_SEC,
 // TIMER_DELAY_MS or TIMER_DELIVER_MS (and no DELAY) is parked in queue 0
 // of rmq_sys_wheel_timer with TIMER_OUT_MS, REAL_TOPIC and REAL_QID, and
 // re-put to its real queue once due.

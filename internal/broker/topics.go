@@ -92,7 +92,7 @@ func (m *topicManager) ensure(topic string, queues int32, perm int32) remoting.T
 }
 
 // createFromTemplate auto-creates topic from template (normally TBW102) as
-// Java's createTopicInSendMessageMethod does (PROTOCOL.md §9.1). It returns
+// Java's createTopicInSendMessageMethod does (docs/PROTOCOL.md §9.1). It returns
 // false when the template is missing or cannot be inherited.
 func (m *topicManager) createFromTemplate(topic, template string, queueNums int32, topicSysFlag int32) (remoting.TopicConfig, bool) {
 	if tc, ok := m.get(topic); ok {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// BuildClientID returns ip@instance[@unit] (PROTOCOL.md §8.1).
+// BuildClientID returns ip@instance[@unit] (docs/PROTOCOL.md §8.1).
 func BuildClientID(ip, instance, unit string) string {
 	id := ip + "@" + instance
 	if unit != "" {

@@ -44,7 +44,7 @@ type Config struct {
 	Dialer transport.DialFunc
 	// TLS, when set, makes every connection TLS.
 	TLS *tls.Config
-	// ACL, when set, signs every request (PROTOCOL.md §8.13).
+	// ACL, when set, signs every request (docs/PROTOCOL.md §8.13).
 	ACL *remoting.ACLCredentials
 	// Serialize is the header encoding of requests (default JSON).
 	Serialize remoting.SerializeType

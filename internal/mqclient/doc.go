@@ -1,5 +1,5 @@
 // Package mqclient is the client instance shared by producers and consumers
-// (Java MQClientInstance, PROTOCOL.md §8.1–8.3): one transport.Client, the
+// (Java MQClientInstance, docs/PROTOCOL.md §8.1–8.3): one transport.Client, the
 // NameServer list with failover, the topic route cache and broker address
 // table, periodic route refresh and heartbeats, and the registry of the
 // producer and consumer groups served by the instance.

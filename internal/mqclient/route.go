@@ -19,7 +19,7 @@ type PublishInfo struct {
 	// (brokers by name, then queue id).
 	Queues []rocketmq.MessageQueue
 	// FromDefault is true when the topic has no route yet and Queues were
-	// derived from the auto-create template topic (PROTOCOL.md §8.3).
+	// derived from the auto-create template topic (docs/PROTOCOL.md §8.3).
 	FromDefault bool
 	// Route is the route the queues were derived from; read-only.
 	Route *remoting.TopicRouteData
@@ -37,7 +37,7 @@ func (p *PublishInfo) WriteQueueNums(broker string) int {
 }
 
 // PublishQueues derives the publish queue list from a route as Java's
-// topicRouteData2TopicPublishInfo does (PROTOCOL.md §7.3): the
+// topicRouteData2TopicPublishInfo does (docs/PROTOCOL.md §7.3): the
 // orderTopicConf when present, else, by broker name, the write queues of
 // every writable QueueData whose broker has a master.
 func PublishQueues(topic string, r *remoting.TopicRouteData) (queues []rocketmq.MessageQueue, ordered bool) {
@@ -115,7 +115,7 @@ func findBroker(r *remoting.TopicRouteData, name string) *remoting.BrokerData {
 
 // cloneFromDefault makes the route of a topic that does not exist yet from
 // the template topic's route: every queue count becomes
-// min(defaultQueueNums, readQueueNums) (PROTOCOL.md §8.3).
+// min(defaultQueueNums, readQueueNums) (docs/PROTOCOL.md §8.3).
 func cloneFromDefault(def *remoting.TopicRouteData, defaultQueueNums int) *remoting.TopicRouteData {
 	r := &remoting.TopicRouteData{
 		OrderTopicConf:    def.OrderTopicConf,

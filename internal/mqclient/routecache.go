@@ -85,7 +85,7 @@ func (c *Client) SubscribeQueues(ctx context.Context, topic string) ([]rocketmq.
 // the route on a miss. When the topic has no route and createTopicKey is
 // set, the queues come from the template topic's route with
 // min(defaultQueueNums, its read queues) queues per broker, so that the
-// first send makes a broker create the topic (PROTOCOL.md §8.3).
+// first send makes a broker create the topic (docs/PROTOCOL.md §8.3).
 func (c *Client) PublishInfo(ctx context.Context, topic, createTopicKey string, defaultQueueNums int) (*PublishInfo, error) {
 	c.mu.RLock()
 	e := c.routes[topic]

@@ -8,7 +8,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// REGISTER_BROKER (103), PROTOCOL.md §3.16, §4.7, §9.12.
+// REGISTER_BROKER (103), docs/PROTOCOL.md §3.16, §4.7, §9.12.
 
 // versionV3011 is MQVersion V3_0_11: from it on the body is a
 // RegisterBrokerBody, before it a bare TopicConfigSerializeWrapper.

@@ -7,7 +7,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// UNREGISTER_BROKER (104), PROTOCOL.md §3.16, §9.12.
+// UNREGISTER_BROKER (104), docs/PROTOCOL.md §3.16, §9.12.
 
 func (ns *NameServer) unregisterBroker(_ context.Context, _ *server.Conn, h *remoting.UnregisterBrokerRequestHeader) *remoting.Command {
 	ns.routes.unregister(h.ClusterName, h.BrokerAddr, h.BrokerName, h.BrokerID)

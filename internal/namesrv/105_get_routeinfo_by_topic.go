@@ -7,7 +7,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// GET_ROUTEINFO_BY_TOPIC (105), PROTOCOL.md §3.15, §4.2, §9.12.
+// GET_ROUTEINFO_BY_TOPIC (105), docs/PROTOCOL.md §3.15, §4.2, §9.12.
 
 // versionV494 is MQVersion V4_9_4: requests from it on get the route in
 // standard JSON (quoted brokerAddrs keys).

@@ -7,7 +7,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// Topic list queries, all answered with a TopicList body (PROTOCOL.md §4.9):
+// Topic list queries, all answered with a TopicList body (docs/PROTOCOL.md §4.9):
 // GET_ALL_TOPIC_LIST_FROM_NAMESERVER (206), GET_TOPICS_BY_CLUSTER (224),
 // GET_SYSTEM_TOPIC_LIST_FROM_NS (304), GET_UNIT_TOPIC_LIST (311),
 // GET_HAS_UNIT_SUB_TOPIC_LIST (312), GET_HAS_UNIT_SUB_UNUNIT_TOPIC_LIST (313).

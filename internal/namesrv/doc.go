@@ -1,5 +1,5 @@
 // Package namesrv is the in-repo RocketMQ NameServer: brokers register
-// their topics with it, clients ask it for topic routes (PROTOCOL.md §9.12).
+// their topics with it, clients ask it for topic routes (docs/PROTOCOL.md §9.12).
 // It answers like an Apache RocketMQ 4.9.8 NameServer, so the Java client,
 // the official Go client and this module's client all work against it.
 //

@@ -11,7 +11,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// Route tables, after Java's RouteInfoManager (PROTOCOL.md §9.12). One
+// Route tables, after Java's RouteInfoManager (docs/PROTOCOL.md §9.12). One
 // RWMutex guards all of them; reads (route queries) dominate. Nothing does
 // I/O while holding it: callers copy out what they need and encode or close
 // connections afterwards.

@@ -7,7 +7,7 @@ import (
 	"os"
 )
 
-// checkpointSize is the size of the checkpoint file (PROTOCOL.md §10.3).
+// checkpointSize is the size of the checkpoint file (docs/PROTOCOL.md §10.3).
 const checkpointSize = 4096
 
 // checkpoint holds the store timestamps up to which the commit log, the

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/atomic"
 )
 
-// cqUnit is the size of one consume-queue entry (PROTOCOL.md §10.2).
+// cqUnit is the size of one consume-queue entry (docs/PROTOCOL.md §10.2).
 const cqUnit = 20
 
 // fillerSize marks a filler entry (0, 0x7FFFFFFF, 0) that pads a queue whose

@@ -1,5 +1,5 @@
 // Package store is the broker's message store, in Apache RocketMQ's on-disk
-// layout (PROTOCOL.md §10), so a store directory written here has the same
+// layout (docs/PROTOCOL.md §10), so a store directory written here has the same
 // files and formats as a Java broker's.
 //
 // # On-disk layout
@@ -16,7 +16,7 @@
 //	deletedTopics.json                  topic -> commit-log offset at DeleteTopic (not in Java's layout)
 //	config/*.json (+ .bak)              owned by the broker, written with WriteConfigFile
 //
-// CommitLog: records in the stored-message layout of PROTOCOL.md §5.5, back
+// CommitLog: records in the stored-message layout of docs/PROTOCOL.md §5.5, back
 // to back. A record never spans two segments: when record+8 bytes do not fit,
 // the rest of the segment is a blank marker (int32 remaining size, int32
 // 0xCBD43194) and the record starts the next segment, named by its start

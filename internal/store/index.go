@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// IndexFile layout (PROTOCOL.md §10.4).
+// IndexFile layout (docs/PROTOCOL.md §10.4).
 const (
 	indexHeaderSize = 40
 	indexSlotSize   = 4

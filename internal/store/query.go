@@ -19,7 +19,7 @@ type QueryResult struct {
 
 // QueryByKey finds up to maxNum messages of topic whose UNIQ_KEY or one of
 // whose KEYS equals key, stored within [begin, end] (ms), through the index
-// files newest first (PROTOCOL.md §9.10, §10.4). Unlike Java it drops hash
+// files newest first (docs/PROTOCOL.md §9.10, §10.4). Unlike Java it drops hash
 // collisions itself. maxNum ≤ 0 or above Config.MaxQueryNum takes that value.
 func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) (res QueryResult, err error) {
 	s.life.RLock()

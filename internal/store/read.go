@@ -11,7 +11,7 @@ import (
 )
 
 // GetStatus is the outcome of GetMessages (Java GetMessageStatus; the
-// broker maps it to a pull response code, PROTOCOL.md §9.3).
+// broker maps it to a pull response code, docs/PROTOCOL.md §9.3).
 type GetStatus int
 
 const (
@@ -79,7 +79,7 @@ type GetResult struct {
 }
 
 // GetMessages appends to dst the records of queue (Topic, QueueID) from
-// Offset on, with Java's status and nextBeginOffset rules (PROTOCOL.md §9.3).
+// Offset on, with Java's status and nextBeginOffset rules (docs/PROTOCOL.md §9.3).
 // An unknown queue answers NO_MESSAGE_IN_QUEUE like Java (which creates the
 // queue on lookup); NO_MATCHED_LOGIC_QUEUE is kept for an unusable topic or
 // a negative queue id.
@@ -264,7 +264,7 @@ const (
 	BoundaryUpper
 )
 
-// OffsetByTimestamp binary-searches the queue by store time (PROTOCOL.md
+// OffsetByTimestamp binary-searches the queue by store time (docs/PROTOCOL.md
 // §9.11). Lower: the smallest offset with store time ≥ ts (maxOffset if all
 // are older). Upper: the largest offset with store time ≤ ts (minOffset if
 // all are newer). An unknown or empty queue gives 0.

@@ -1,7 +1,7 @@
 // Package transport is the client side of the RocketMQ remoting protocol:
 // connections to NameServers and brokers, request/response matching by
 // opaque, and handlers for requests the servers send to the client
-// (PROTOCOL.md §1.2, §1.8, §8.1).
+// (docs/PROTOCOL.md §1.2, §1.8, §8.1).
 //
 // A Client keeps one connection per address, dialed on first use. Callers
 // of one address share its dial; a dial that hangs blocks only callers of

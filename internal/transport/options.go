@@ -115,7 +115,7 @@ func WithRPCHook(h RPCHook) Option {
 	}
 }
 
-// WithACL signs every outgoing request with cred (PROTOCOL.md §8.13); it is
+// WithACL signs every outgoing request with cred (docs/PROTOCOL.md §8.13); it is
 // WithRPCHook(ACLHook(cred)). Default: no signing.
 func WithACL(cred remoting.ACLCredentials) Option { return WithRPCHook(ACLHook(cred)) }
 
@@ -124,7 +124,7 @@ func WithACL(cred remoting.ACLCredentials) Option { return WithRPCHook(ACLHook(c
 func WithLanguage(l remoting.LanguageCode) Option { return func(c *config) { c.language = l } }
 
 // WithVersion sets the version written in every command this client sends.
-// Default remoting.DefaultVersion (409, V4_9_8; PROTOCOL.md §1.7).
+// Default remoting.DefaultVersion (409, V4_9_8; docs/PROTOCOL.md §1.7).
 func WithVersion(v int32) Option { return func(c *config) { c.version = v } }
 
 // WithSerializeType sets the header encoding of requests. Default JSON, like

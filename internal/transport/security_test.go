@@ -91,7 +91,7 @@ func TestTLS(t *testing.T) {
 }
 
 func TestACLHook(t *testing.T) {
-	// java-vectors acl case get-routeinfo-no-body (PROTOCOL.md §8.13).
+	// java-vectors acl case get-routeinfo-no-body (docs/PROTOCOL.md §8.13).
 	cred := remoting.ACLCredentials{AccessKey: "AK-route", SecretKey: "SK-éè"}
 	const want = "wc5ohE3aiTjLgy4CipwH49eYCUc="
 	for _, st := range []remoting.SerializeType{remoting.SerializeJSON, remoting.SerializeRocketMQ} {
