@@ -1,6 +1,7 @@
 package rocketmq
 
 import (
+	"maps"
 	"slices"
 	"testing"
 )
@@ -36,7 +37,7 @@ func TestMessageAccessors(t *testing.T) {
 	m.SetUniqKey("ID")
 	m.SetWaitStoreMsgOK(false)
 	want := map[string]string{"TAGS": "TagA", "KEYS": "k1 k2", "DELAY": "3", "UNIQ_KEY": "ID", "WAIT": "false"}
-	if !equalMaps(m.Properties, want) {
+	if !maps.Equal(m.Properties, want) {
 		t.Fatalf("properties %v, want %v", m.Properties, want)
 	}
 	if m.Tag() != "TagA" || !slices.Equal(m.Keys(), []string{"k1", "k2"}) || m.DelayLevel() != 3 ||

@@ -91,7 +91,7 @@ func TestEchoRoundTrip(t *testing.T) {
 	}
 }
 
-// BenchmarkInvoke64Callers is the transport benchmark: 64
+// BenchmarkInvoke64Callers is the transport benchmark: 64
 // concurrent sync callers over one loopback connection against an echo
 // handler on internal/server, in both header serializations; "worker" runs
 // the echo on the server's worker goroutines only, "inline" also registers

@@ -13,7 +13,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
-// The workload of the issue: one SEND_MESSAGE_V2 request with a 1 KiB body,
+// The workload: one SEND_MESSAGE_V2 request with a 1 KiB body,
 // and one PULL_MESSAGE response carrying 32 messages of 1 KiB each. Field
 // values are what a producer of either client puts there.
 const (

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"github.com/go-rocketmq/rocketmq"
+	"maps"
 	"testing"
 )
 
@@ -53,7 +54,7 @@ func TestBatchJavaVectors(t *testing.T) {
 			t.Errorf("element %d: flag %d props %q", i, els[i].Flag, els[i].Properties)
 		}
 		diffBytes(t, "element body", els[i].Body, mustHex(t, w.BodyHex))
-		if msgs[i].Flag != w.Flag || !bytes.Equal(msgs[i].Body, mustHex(t, w.BodyHex)) || !equalMaps(msgs[i].Properties, w.Properties) {
+		if msgs[i].Flag != w.Flag || !bytes.Equal(msgs[i].Body, mustHex(t, w.BodyHex)) || !maps.Equal(msgs[i].Properties, w.Properties) {
 			t.Errorf("message %d: %+v", i, msgs[i])
 		}
 		javaOrder = append(javaOrder, &rocketmq.Message{Flag: w.Flag, Body: mustHex(t, w.BodyHex), Properties: w.Properties})
@@ -76,11 +77,11 @@ func TestBatchJavaVectors(t *testing.T) {
 		if EncodeProperties(w.Properties) == w.PropertiesString {
 			diffBytes(t, "encoded element", got[w.Offset:w.Offset+w.Length], mustHex(t, w.Hex))
 		}
-		if !equalMaps(back[i].Properties, w.Properties) || back[i].Flag != w.Flag {
+		if !maps.Equal(back[i].Properties, w.Properties) || back[i].Flag != w.Flag {
 			t.Errorf("round trip element %d: %+v", i, back[i])
 		}
 	}
-	if !equalMaps(DecodeProperties(bv.BatchPropertiesString), map[string]string{"WAIT": "true"}) {
+	if !maps.Equal(DecodeProperties(bv.BatchPropertiesString), map[string]string{"WAIT": "true"}) {
 		t.Errorf("batch properties %q", bv.BatchPropertiesString)
 	}
 
@@ -113,7 +114,7 @@ func TestBatchWire(t *testing.T) {
 				t.Fatalf("%d messages, want %d", len(msgs), len(f.BatchMessages))
 			}
 			for i, w := range f.BatchMessages {
-				if len(msgs[i].Body) != w.BodyLength || !equalMaps(msgs[i].Properties, w.Properties) {
+				if len(msgs[i].Body) != w.BodyLength || !maps.Equal(msgs[i].Properties, w.Properties) {
 					t.Errorf("message %d: %d bytes %v, want %+v", i, len(msgs[i].Body), msgs[i].Properties, w)
 				}
 			}

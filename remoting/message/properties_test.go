@@ -2,6 +2,7 @@ package message
 
 import (
 	"github.com/go-rocketmq/rocketmq"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -66,10 +67,10 @@ func TestPropertiesJavaVectors(t *testing.T) {
 			}
 			if !c.IterationOrderIsHashMapOrder && slices.IsSorted(order) {
 				diffBytes(t, "properties", got, want)
-			} else if len(got) != len(want) || !equalMaps(DecodeProperties(string(got)), DecodeProperties(string(want))) {
+			} else if len(got) != len(want) || !maps.Equal(DecodeProperties(string(got)), DecodeProperties(string(want))) {
 				t.Errorf("got %q, want %q up to entry order", got, want)
 			}
-			if r := DecodeProperties(c.Output); !equalMaps(r, c.Reparsed) {
+			if r := DecodeProperties(c.Output); !maps.Equal(r, c.Reparsed) {
 				t.Errorf("reparsed %v, want %v", r, c.Reparsed)
 			}
 			if strings.HasSuffix(string(got), "\x02") {
@@ -83,7 +84,7 @@ func TestPropertiesJavaVectors(t *testing.T) {
 				t.Fatal("vector inconsistent")
 			}
 			got := DecodeProperties(c.Input)
-			if got == nil || !equalMaps(got, c.Result) {
+			if got == nil || !maps.Equal(got, c.Result) {
 				t.Errorf("DecodeProperties(%q) = %v, want %v", c.Input, got, c.Result)
 			}
 		})
@@ -106,11 +107,11 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	for i, props := range cases {
 		s := EncodeProperties(props)
 		got := DecodeProperties(s)
-		if !equalMaps(got, props) {
+		if !maps.Equal(got, props) {
 			t.Errorf("case %d: round trip %v -> %q -> %v", i, props, s, got)
 		}
 		// 5.2+ and the official Go client end with 0x02: still parsed.
-		if s != "" && !equalMaps(DecodeProperties(s+"\x02"), props) {
+		if s != "" && !maps.Equal(DecodeProperties(s+"\x02"), props) {
 			t.Errorf("case %d: trailing separator not tolerated", i)
 		}
 		// The bytes do not depend on map iteration order.

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/go-rocketmq/rocketmq"
+	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -116,7 +117,7 @@ func checkDecoded(t *testing.T, m *rocketmq.MessageExt, want vMessage) {
 		if m.Properties != nil {
 			t.Errorf("properties = %v, want nil", m.Properties)
 		}
-	} else if !equalMaps(m.Properties, want.Properties) {
+	} else if !maps.Equal(m.Properties, want.Properties) {
 		t.Errorf("properties = %v, want %v", m.Properties, want.Properties)
 	}
 }
@@ -184,7 +185,7 @@ func TestDecodeRecordJavaVectors(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(again) != len(bin) || !equalMaps(m2.Properties, raw.Properties) {
+				if len(again) != len(bin) || !maps.Equal(m2.Properties, raw.Properties) {
 					t.Errorf("re-encoded record differs beyond property order:\n%s", hex.Dump(again))
 				}
 			}
@@ -234,7 +235,7 @@ func TestDecodeRecordsNoAliasing(t *testing.T) {
 	}
 	for i := range got {
 		g, w := got[i], want[i]
-		if g.Topic != w.Topic || g.MsgID != w.MsgID || g.OffsetMsgID != w.OffsetMsgID || !equalMaps(g.Properties, w.Properties) {
+		if g.Topic != w.Topic || g.MsgID != w.MsgID || g.OffsetMsgID != w.OffsetMsgID || !maps.Equal(g.Properties, w.Properties) {
 			t.Errorf("message %d: strings changed with the input buffer", i)
 		}
 		if g.BornHost != w.BornHost || g.StoreHost != w.StoreHost {
@@ -542,7 +543,7 @@ func TestDecodeRecordsWire(t *testing.T) {
 				if w.Magic != "V1" || m.StoreSize != w.TotalSize || m.QueueID != w.QueueID || m.QueueOffset != w.QueueOffset ||
 					m.CommitLogOffset != w.PhysicalOffset || m.SysFlag != w.SysFlag || m.ReconsumeTimes != w.ReconsumeTimes ||
 					m.PreparedTransactionOffset != w.PreparedTransactionOffset || len(m.Body) != w.BodyLength ||
-					m.Topic != w.Topic || !equalMaps(m.Properties, w.Properties) {
+					m.Topic != w.Topic || !maps.Equal(m.Properties, w.Properties) {
 					t.Errorf("message %d: %+v\nwant %+v", i, m, w)
 				}
 				if m.BodyCRC != BodyCRC(m.Body) {
@@ -566,7 +567,7 @@ func TestDecodeRecordsWire(t *testing.T) {
 					t.Fatal(err)
 				}
 				m2.StoreSize = m.StoreSize
-				if m2.Topic != m.Topic || !bytes.Equal(m2.Body, m.Body) || !equalMaps(m2.Properties, m.Properties) ||
+				if m2.Topic != m.Topic || !bytes.Equal(m2.Body, m.Body) || !maps.Equal(m2.Properties, m.Properties) ||
 					m2.SysFlag != m.SysFlag || m2.BornHost != m.BornHost || m2.StoreHost != m.StoreHost ||
 					m2.MsgID != m.MsgID || m2.OffsetMsgID != m.OffsetMsgID || m2.BodyCRC != m.BodyCRC {
 					t.Errorf("message %d: re-encoded and decoded: %+v\nwant %+v", i, m2, m)
