@@ -324,7 +324,7 @@ func (p *Producer) request(e *envelope, mq rocketmq.MessageQueue, now time.Time)
 		reconsume = &e.hdrRecon
 	}
 	h := remoting.SendMessageRequestHeaderV2{
-		ProducerGroup:         p.cfg.group,
+		ProducerGroup:         p.cfg.wireGroup,
 		Topic:                 e.topic,
 		DefaultTopic:          defTopic,
 		DefaultTopicQueueNums: int32(p.cfg.defaultTopicQueueNums),

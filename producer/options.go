@@ -17,6 +17,7 @@ type config struct {
 	client mqclient.Config
 
 	group                 string
+	wireGroup             string // group in the namespace: what the broker sees (Java withNamespace)
 	namespace             string // client.Namespace, where the send path reads it
 	sendTimeout           time.Duration
 	retries               int
@@ -70,6 +71,7 @@ func (c *config) validate() error {
 	if err := rocketmq.ValidateGroup(c.group); err != nil {
 		return fmt.Errorf("rocketmq: producer group: %w", err)
 	}
+	c.wireGroup = mqclient.WrapNamespace(c.namespace, c.group)
 	if c.api == nil {
 		if err := c.client.Validate(); err != nil {
 			return err

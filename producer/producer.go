@@ -107,9 +107,9 @@ func (p *Producer) Start(ctx context.Context) error {
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	api.setReplyHandler(r.deliverReply)
-	if err := api.start(ctx, p.cfg.group); err != nil {
+	if err := api.start(ctx, p.cfg.wireGroup); err != nil {
 		r.cancel()
-		_ = api.shutdown(ctx, p.cfg.group)
+		_ = api.shutdown(ctx, p.cfg.wireGroup)
 		return fmt.Errorf("rocketmq: start producer %s: %w", p.cfg.group, err)
 	}
 	p.run = r
@@ -153,7 +153,7 @@ func (p *Producer) Shutdown(ctx context.Context) error {
 		r.cancel() // unblock waiters; closing the client fails the calls
 	}
 	r.api.setReplyHandler(nil)
-	if serr := r.api.shutdown(ctx, p.cfg.group); serr != nil && err == nil && ctx.Err() == nil {
+	if serr := r.api.shutdown(ctx, p.cfg.wireGroup); serr != nil && err == nil && ctx.Err() == nil {
 		err = serr
 	}
 	r.cancel()

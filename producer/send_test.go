@@ -318,10 +318,11 @@ func TestCompression(t *testing.T) {
 func TestNamespace(t *testing.T) {
 	// The wrap and unwrap themselves are tested in internal/mqclient.
 	env := newMockProducer(t, nil, WithNamespace("ns"))
-	var topics []string
+	var topics, groups []string
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
 		func(_ context.Context, _ string, req *remoting.Command, _ time.Duration) (*remoting.Command, error) {
 			topics = append(topics, reqHeader(t, req).Topic)
+			groups = append(groups, reqHeader(t, req).ProducerGroup)
 			return okResp(remoting.Success, 1, 0), nil
 		}).Times(2)
 	msg := &rocketmq.Message{Topic: "T", Body: []byte("x")}
@@ -333,6 +334,11 @@ func TestNamespace(t *testing.T) {
 	}
 	if topics[0] != "ns%T" || topics[1] != "ns%T" || msg.Topic != "T" {
 		t.Fatalf("wire topics %q, message topic %q", topics, msg.Topic)
+	}
+	// The group is in the namespace too (Java DefaultMQProducer.start), but
+	// Group and SendInfo keep the user's name.
+	if want := "ns%" + env.p.Group(); groups[0] != want || groups[1] != want {
+		t.Fatalf("wire producer groups %q, want %q", groups, want)
 	}
 }
 
