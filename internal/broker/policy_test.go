@@ -1,31 +1,20 @@
 package broker
 
 import (
-	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 // loadVectors decodes one group of testdata/java-vectors.json into v.
 func loadVectors(t *testing.T, group string, v any) {
 	t.Helper()
-	raw, err := os.ReadFile("../../testdata/java-vectors.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &all); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(all[group], v); err != nil {
-		t.Fatalf("group %q: %v", group, err)
-	}
+	testutil.LoadJavaVectors(t, "../../testdata", group, v)
 }
 
 type javaCheck struct {
