@@ -289,7 +289,9 @@ const brokerVersion = 413
 func (b *Broker) handle(code int32, h server.Handler) {
 	b.srv.Handle(code, func(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
 		resp := b.serveWithFaults(ctx, c, req, code, h)
-		stampResponse(resp)
+		if !relaysClientAnswer(code) {
+			stampResponse(resp)
+		}
 		return resp
 	})
 }
