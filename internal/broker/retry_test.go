@@ -249,3 +249,35 @@ func TestSendMsgBackCases(t *testing.T) {
 		})
 	}
 }
+
+// Without maxReconsumeTimes in the header the group's retryMaxTimes (16 by
+// default) decides.
+func TestSendMsgBackGroupDefaultMax(t *testing.T) {
+	b := retryTestBroker(t, nil)
+	p := clientsNewPeer(t, b, "127.0.0.1@max")
+	for _, reconsume := range []int32{15, 16} {
+		h := sendTestHeader("MaxT", 0, sendTestProps("TAGS", "T"))
+		h.ReconsumeTimes = &reconsume
+		if resp := p.invoke(t, sendV2Req(h, []byte("m"))); resp.Code != remoting.Success {
+			t.Fatalf("send: %d %q", resp.Code, resp.Remark)
+		}
+	}
+	msgs := sendReadBack(t, b, "MaxT", 0)
+	if len(msgs) != 2 || msgs[0].ReconsumeTimes != 15 || msgs[1].ReconsumeTimes != 16 {
+		t.Fatalf("stored %+v", msgs)
+	}
+	for _, m := range msgs {
+		p.sendBack(t, "MaxG", m.CommitLogOffset, 0, nil)
+	}
+	if g, _ := b.groups.get("MaxG"); g.RetryMaxTimes != 16 {
+		t.Errorf("auto-created group retryMaxTimes %d, want 16", g.RetryMaxTimes)
+	}
+	parked := sendReadBack(t, b, rocketmq.TopicSchedule, 2) // level 3 + 15, clamped
+	if len(parked) != 1 || parked[0].ReconsumeTimes != 16 || parked[0].Properties["REAL_TOPIC"] != "%RETRY%MaxG" {
+		t.Errorf("parked %+v", parked)
+	}
+	dlq := sendReadBack(t, b, "%DLQ%MaxG", 0)
+	if len(dlq) != 1 || dlq[0].ReconsumeTimes != 17 {
+		t.Errorf("DLQ %+v", dlq)
+	}
+}
