@@ -61,6 +61,9 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c *server.Conn, 
 	}
 
 	props := m.Properties
+	if props == nil {
+		props = make(map[string]string, 6)
+	}
 	if _, ok := props[rocketmq.PropertyRetryTopic]; !ok {
 		props[rocketmq.PropertyRetryTopic] = m.Topic
 	}

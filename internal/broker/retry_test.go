@@ -1,13 +1,16 @@
 package broker
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // retryTestBroker is a broker with short delay levels and a fast delay
@@ -279,5 +282,23 @@ func TestSendMsgBackGroupDefaultMax(t *testing.T) {
 	dlq := sendReadBack(t, b, "%DLQ%MaxG", 0)
 	if len(dlq) != 1 || dlq[0].ReconsumeTimes != 17 {
 		t.Errorf("DLQ %+v", dlq)
+	}
+}
+
+// A stored message without any property (a reply stored as sent, or a
+// record another broker wrote) is sent back like any other.
+func TestSendMsgBackWithoutProperties(t *testing.T) {
+	b := retryTestBroker(t, nil)
+	p := clientsNewPeer(t, b, "127.0.0.1@bare")
+	res, err := b.store.PutMessage(context.Background(), &store.PutRequest{RecordFields: message.RecordFields{
+		Topic: "BareT", Body: []byte("bare"), BornHost: pullBornHost, StoreHost: b.storeHost,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.sendBack(t, "BareG", res.PhysicalOffset, -1, nil)
+	dlq := sendReadBack(t, b, "%DLQ%BareG", 0)
+	if len(dlq) != 1 || dlq[0].Properties["RETRY_TOPIC"] != "BareT" || string(dlq[0].Body) != "bare" {
+		t.Fatalf("DLQ %+v", dlq)
 	}
 }
