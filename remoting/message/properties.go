@@ -262,9 +262,31 @@ func DecodeProperties(s string) map[string]string {
 
 // DecodePropertiesInto adds the pairs of s to m.
 func DecodePropertiesInto(m map[string]string, s string) {
-	for it := Properties(s); it.Next(); {
-		m[it.key] = it.val
+	decodePropertiesInto(m, s, "")
+}
+
+// decodePropertiesInto adds the pairs of s to m and returns the value of
+// the last pair whose key is want ("" when none), which saves a map lookup
+// afterwards. It is the string case of NextProperty written out: the
+// generic version's type switch costs more than the scanning itself.
+func decodePropertiesInto(m map[string]string, s, want string) (found string) {
+	for len(s) > 0 {
+		seg := s
+		s = ""
+		if i := strings.IndexByte(seg, PropertySeparator); i >= 0 {
+			seg, s = seg[:i], seg[i+1:]
+		}
+		kv := strings.IndexByte(seg, NameValueSeparator)
+		if kv <= 0 || kv == len(seg)-1 {
+			continue
+		}
+		k, v := seg[:kv], seg[kv+1:]
+		m[k] = v
+		if want != "" && k == want {
+			found = v
+		}
 	}
+	return found
 }
 
 // countProperties is an upper bound on the pairs in s, to size maps.

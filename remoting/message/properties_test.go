@@ -87,6 +87,7 @@ func TestPropertiesJavaVectors(t *testing.T) {
 			if got == nil || !maps.Equal(got, c.Result) {
 				t.Errorf("DecodeProperties(%q) = %v, want %v", c.Input, got, c.Result)
 			}
+			checkDecodeMatchesIter(t, c.Input)
 		})
 	}
 }
@@ -188,5 +189,36 @@ func TestAppendSortedProperties(t *testing.T) {
 	out, _ := AppendPropertyList(nil, SortProperties(many, nil, []Property{{"100", "dup"}, {"999", "x"}}, nil), "")
 	if !strings.HasPrefix(string(out), got) || !strings.HasSuffix(string(out), "\x02999\x01x") {
 		t.Errorf("40 pairs: %q", out)
+	}
+}
+
+// checkDecodeMatchesIter: the map decodePropertiesInto fills is the one the
+// generic iterator yields, and the value it reports for a wanted key is the
+// map's.
+func checkDecodeMatchesIter(t *testing.T, s string) {
+	t.Helper()
+	it := map[string]string{}
+	for p := Properties(s); p.Next(); {
+		it[p.Key()] = p.Value()
+	}
+	for _, want := range append(slices.Collect(maps.Keys(it)), "", "absent") {
+		m := map[string]string{}
+		found := decodePropertiesInto(m, s, want)
+		if !maps.Equal(m, it) {
+			t.Fatalf("decodePropertiesInto(%q) = %v, iterator %v", s, m, it)
+		}
+		if want != "" && found != it[want] {
+			t.Fatalf("decodePropertiesInto(%q) found %q for %q, map has %q", s, found, want, it[want])
+		}
+	}
+}
+
+func TestDecodePropertiesIntoMatchesIter(t *testing.T) {
+	for _, s := range []string{
+		"", "\x02", "\x01", "a", "a\x01", "\x01b", "a\x01b", "a\x01b\x02", "a\x01b\x02\x02c\x01d",
+		"a\x01b\x02a\x01c", "a\x01\x01b", "a\x01b\x01c\x02d", "UNIQ_KEY\x01X\x02UNIQ_KEY\x01Y\x02UNIQ_KEY\x01",
+		"\x02\x02k\x01v\x02\x02",
+	} {
+		checkDecodeMatchesIter(t, s)
 	}
 }

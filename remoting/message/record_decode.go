@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -258,12 +259,15 @@ func (o DecodeOptions) DecodeRecord(b []byte) (*rocketmq.MessageExt, int, error)
 // with an error wrapping ErrCorruptRecord (or a decompression error) that
 // names the record's index and byte offset.
 func (o DecodeOptions) DecodeRecords(body []byte) ([]*rocketmq.MessageExt, error) {
-	// First pass: check every record and size the allocations.
+	// First pass: check every record and size the allocations. The views
+	// of the first records are kept for the second pass (a default pull
+	// batch fits), the others are scanned again.
 	var (
 		n, strLen int
 		scanErr   error
 		prevTopic []byte
 		l         RecordView
+		kept      [keptViews]RecordView
 	)
 	for off := 0; off < len(body); {
 		if err := l.scan(body[off:]); err != nil {
@@ -275,6 +279,9 @@ func (o DecodeOptions) DecodeRecords(body []byte) ([]*rocketmq.MessageExt, error
 			prevTopic = l.Topic
 		}
 		strLen += len(l.Properties) + l.offsetIDLen()
+		if n < keptViews {
+			kept[n] = l
+		}
 		n++
 		off += l.Size
 	}
@@ -287,17 +294,26 @@ func (o DecodeOptions) DecodeRecords(body []byte) ([]*rocketmq.MessageExt, error
 	sb.Grow(strLen)
 	prev := ""
 	for i, off := 0, 0; i < n; i++ {
-		_ = l.scan(body[off:])
+		v := &l
+		if i < keptViews {
+			v = &kept[i]
+		} else {
+			_ = l.scan(body[off:])
+		}
 		m := &exts[i]
-		if err := o.fill(m, &l, &sb, prev); err != nil {
+		if err := o.fill(m, v, &sb, prev); err != nil {
 			return out, fmt.Errorf("rocketmq: record %d at offset %d: %w", i, off, err)
 		}
 		prev = m.Topic
 		out = append(out, m)
-		off += l.Size
+		off += v.Size
 	}
 	return out, scanErr
 }
+
+// keptViews is how many records' views DecodeRecords keeps on its stack
+// between its two passes: the default pull batch.
+const keptViews = 32
 
 // fill decodes the checked record l into m. Strings are appended to sb and
 // taken back as substrings of sb.String(): sb never changes bytes it has
@@ -348,8 +364,7 @@ func (o DecodeOptions) fill(m *rocketmq.MessageExt, l *RecordView, sb *strings.B
 		sb.Write(l.Properties)
 		props := sb.String()[start:]
 		m.Properties = make(map[string]string, countProperties(props))
-		DecodePropertiesInto(m.Properties, props)
-		if u := m.Properties[rocketmq.PropertyUniqKey]; u != "" {
+		if u := decodePropertiesInto(m.Properties, props, rocketmq.PropertyUniqKey); u != "" {
 			m.MsgID = u
 		}
 	}
@@ -368,10 +383,15 @@ func hostAt(b []byte, pos, n int) netip.AddrPort {
 
 const hexUpper = "0123456789ABCDEF"
 
-// appendHex appends src as upper-case hex, as Java renders ids.
+// appendHex appends src as upper-case hex, as Java renders ids. Growing
+// once and storing by index saves a capacity check per digit.
 func appendHex(dst, src []byte) []byte {
-	for _, c := range src {
-		dst = append(dst, hexUpper[c>>4], hexUpper[c&0xF])
+	n := len(dst)
+	dst = slices.Grow(dst, 2*len(src))[:n+2*len(src)]
+	out := dst[n:]
+	for i, c := range src {
+		out[2*i] = hexUpper[c>>4]
+		out[2*i+1] = hexUpper[c&0xF]
 	}
 	return dst
 }
