@@ -14,6 +14,13 @@ import (
 // benchmark ends.
 func startRawEcho(b *testing.B) string {
 	b.Helper()
+	return startRawPeer(b, rawEcho)
+}
+
+// startRawPeer serves each connection with serve on a random loopback port
+// until the benchmark ends.
+func startRawPeer(b *testing.B, serve func(net.Conn) error) string {
+	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -35,7 +42,7 @@ func startRawEcho(b *testing.B) string {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				rawEcho(nc)
+				serve(nc)
 			}()
 		}
 	}()
@@ -118,4 +125,80 @@ func BenchmarkInvokeSerial(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// rawBodyReply is a peer that answers every request with a response
+// carrying body, like a broker answering pulls.
+func rawBodyReply(body []byte) func(net.Conn) error {
+	return func(nc net.Conn) error {
+		defer nc.Close()
+		in := make([]byte, 64<<10)
+		var out []byte
+		r, w := 0, 0
+		for {
+			n, err := nc.Read(in[w:])
+			if err != nil {
+				return err
+			}
+			w += n
+			out = out[:0]
+			for {
+				req, size, err := remoting.DecodeFrameView(in[r:w], 0)
+				if err == remoting.ErrIncomplete {
+					break
+				}
+				if err != nil {
+					return err
+				}
+				r += size
+				resp := remoting.NewResponse(remoting.Success, "")
+				resp.Opaque, resp.Serialize, resp.Body = req.Opaque, remoting.SerializeRocketMQ, body
+				if out, err = resp.AppendFrame(out); err != nil {
+					return err
+				}
+			}
+			copy(in, in[r:w])
+			w -= r
+			r = 0
+			if _, err := nc.Write(out); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// BenchmarkInvokePullBody has 4 callers over one connection receive 38 KB
+// response bodies, the size of a pull of 32 messages of 1 KiB: the
+// receive path of a consumer draining 4 queues of one broker.
+func BenchmarkInvokePullBody(b *testing.B) {
+	body := make([]byte, 38<<10)
+	addr := startRawPeer(b, rawBodyReply(body))
+	c, err := New(WithSerializeType(remoting.SerializeRocketMQ))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ext := remoting.ExtFields{{Key: "consumerGroup", Value: "G"}, {Key: "topic", Value: "TopicTest"}, {Key: "queueId", Value: "1"}}
+	if _, err := c.Invoke(context.Background(), addr, remoting.NewRequest(remoting.PullMessage, ext, nil)); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism((4 + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		req := remoting.NewRequest(remoting.PullMessage, ext, nil)
+		for pb.Next() {
+			resp, err := c.Invoke(ctx, addr, req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if len(resp.Body) != len(body) {
+				b.Errorf("body of %d bytes, want %d", len(resp.Body), len(body))
+				return
+			}
+		}
+	})
 }
