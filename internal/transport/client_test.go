@@ -118,7 +118,9 @@ func TestInvokeOverPipeWithSplitWrites(t *testing.T) {
 		return a, nil
 	}
 	c := newClient(t, WithDialer(dial), WithTimeout(time.Minute))
-	for _, n := range []int{0, 10, readBufSize + 100} {
+	// Echoed frames carry the body twice (extField and body): 3000 and
+	// 4200 make frames either side of ownMin, 30000 one of several reads.
+	for _, n := range []int{0, 10, 3000, 4200, 30000, readBufSize + 100} {
 		body := strings.Repeat("x", n)
 		resp, err := c.Invoke(context.Background(), "pipe:1", request(remoting.HeartBeat, body))
 		if err != nil {
@@ -215,6 +217,50 @@ func TestConcurrentCallers(t *testing.T) {
 	}
 	if n := c.pendingLen(s.addr); n != 0 {
 		t.Fatalf("%d calls still pending", n)
+	}
+}
+
+// TestLargeFramesKeepTheirBodies: responses small and large, arriving
+// back to back from concurrent calls, keep their bodies intact while the
+// connection goes on reading into its buffers.
+func TestLargeFramesKeepTheirBodies(t *testing.T) {
+	s := startServer(t, nil, echo)
+	c := newClient(t)
+	sizes := []int{0, 10, ownMin - 200, ownMin, 3*ownMin + 7, readBufSize + 1}
+	const callers, calls = 8, 24
+	type kept struct {
+		resp *remoting.Command
+		want []byte
+	}
+	got := make([][]kept, callers)
+	errs := make(chan error, callers)
+	var wg sync.WaitGroup
+	for g := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range calls {
+				body := bytes.Repeat([]byte{byte(g*calls + i)}, sizes[(g+i)%len(sizes)])
+				resp, err := c.Invoke(context.Background(), s.addr, remoting.NewRequest(remoting.HeartBeat, nil, body))
+				if err != nil {
+					errs <- err
+					return
+				}
+				got[g] = append(got[g], kept{resp, body})
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for g := range got {
+		for i, k := range got[g] {
+			if !bytes.Equal(k.resp.Body, k.want) {
+				t.Fatalf("caller %d call %d: body of %d bytes changed after later reads (want %d bytes of %#x)", g, i, len(k.resp.Body), len(k.want), byte(g*calls+i))
+			}
+		}
 	}
 }
 

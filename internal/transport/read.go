@@ -43,12 +43,25 @@ const (
 )
 
 // readState is the read buffer; only the owner of the read side uses it.
+//
+// A frame of ownMin bytes or more is read into a buffer of its own, made
+// as soon as its length is known, which its command keeps: its body (a
+// pull response's messages alias it) is then not copied again. While such
+// frames arrive (capped), reads into the shared buffer stop at minRead
+// bytes, so that most of a large frame goes straight into its own buffer.
+// Smaller frames are decoded out of the shared buffer, which is reused.
 type readState struct {
-	buf   []byte // small, or a larger buffer while a large frame is read
-	small []byte
-	r, w  int
-	dl    time.Time // read deadline last set on the socket
+	buf    []byte // small, or a large frame's own buffer (own)
+	small  []byte
+	r, w   int
+	own    bool
+	capped bool
+	dl     time.Time // read deadline last set on the socket
 }
+
+// ownMin is the smallest frame read into a buffer of its own: below it a
+// copy out of the shared buffer costs less than the extra read.
+const ownMin = 8 << 10
 
 // takeRead makes who the owner of the read side if nobody is.
 func (cn *conn) takeRead(who int32) bool {
@@ -251,13 +264,16 @@ func (cn *conn) readUntil(ctx context.Context, cl *call, dl time.Time, ctxDL boo
 }
 
 // readOnce reads once into the read buffer and dispatches every complete
-// frame in it. A frame larger than the buffer gets a buffer of its own for
-// as long as it takes to read. The read's error comes back after the data
-// read with it has been dispatched.
+// frame in it. The read's error comes back after the data read with it has
+// been dispatched.
 func (cn *conn) readOnce() error {
 	rs := &cn.rs
 	maxFrame := cn.c.cfg.maxFrame
-	n, rerr := cn.nc.Read(rs.buf[rs.w:])
+	into := rs.buf[rs.w:]
+	if rs.capped && !rs.own && len(into) > minRead {
+		into = into[:minRead]
+	}
+	n, rerr := cn.nc.Read(into)
 	if n > 0 {
 		rs.w += n
 		cn.touch()
@@ -274,21 +290,28 @@ func (cn *conn) readOnce() error {
 			cn.c.log.Warn("rocketmq: bad frame, closing connection", "addr", cn.addr, "err", err)
 			return err
 		}
+		rs.capped = size >= ownMin
 		if rs.w-rs.r < size {
-			if size > len(rs.buf)-rs.r { // make room for the whole frame
-				if size > len(rs.buf) {
-					nb := make([]byte, size)
-					copy(nb, rs.buf[rs.r:rs.w])
-					rs.buf = nb
-				} else {
-					copy(rs.buf, rs.buf[rs.r:rs.w])
-				}
+			switch {
+			case rs.own: // the rest is read into it
+			case size >= ownMin:
+				nb := make([]byte, size)
+				rs.w = copy(nb, rs.buf[rs.r:rs.w])
+				rs.r = 0
+				rs.buf, rs.own = nb, true
+			case size > len(rs.buf)-rs.r:
+				copy(rs.buf, rs.buf[rs.r:rs.w])
 				rs.w -= rs.r
 				rs.r = 0
 			}
 			break
 		}
-		cmd, _, err := remoting.DecodeFrame(rs.buf[rs.r:rs.r+size], maxFrame)
+		var cmd *remoting.Command
+		if rs.own { // the command keeps the buffer
+			cmd, _, err = remoting.DecodeFrameView(rs.buf[rs.r:rs.r+size], maxFrame)
+		} else {
+			cmd, _, err = remoting.DecodeFrame(rs.buf[rs.r:rs.r+size], maxFrame)
+		}
 		if err != nil {
 			cn.c.log.Warn("rocketmq: bad frame, closing connection", "addr", cn.addr, "err", err)
 			return err
@@ -298,7 +321,7 @@ func (cn *conn) readOnce() error {
 	}
 	if rs.r == rs.w {
 		rs.r, rs.w = 0, 0
-		rs.buf = rs.small
+		rs.buf, rs.own = rs.small, false
 	} else if len(rs.buf)-rs.w < minRead && rs.r > 0 {
 		copy(rs.buf, rs.buf[rs.r:rs.w])
 		rs.w -= rs.r
