@@ -7,11 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/go-rocketmq/rocketmq"
 	"maps"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -616,4 +618,54 @@ func pullBody32x1KiB(tb testing.TB) []byte {
 		}
 	}
 	return body
+}
+
+// TestDecodeRecordsBeyondKeptViews: a body of more records than
+// DecodeRecords keeps views of between its passes decodes every record as
+// DecodeRecord does, and a corrupt record past them still ends the batch
+// with the records before it.
+func TestDecodeRecordsBeyondKeptViews(t *testing.T) {
+	const n = 2*keptViews + 3
+	var body []byte
+	var starts []int
+	for i := range n {
+		props := map[string]string{rocketmq.PropertyTags: "T" + strconv.Itoa(i%3)}
+		if i%4 != 0 {
+			props[rocketmq.PropertyUniqKey] = fmt.Sprintf("ID%030d", i)
+		}
+		f := RecordFields{
+			QueueID: 2, QueueOffset: int64(i), PhysicalOffset: int64(i) * 300, BornTimestamp: 1700000000000,
+			BornHost: netip.MustParseAddrPort("10.0.0.1:5000"), StoreTimestamp: 1700000000001,
+			StoreHost: netip.MustParseAddrPort("10.0.0.2:10911"), Body: []byte(strconv.Itoa(i)),
+			Topic: "Topic" + strconv.Itoa(i/10), Properties: EncodeProperties(props),
+		}
+		starts = append(starts, len(body))
+		var err error
+		if body, _, err = f.AppendRecord(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msgs, err := DecodeRecords(body)
+	if err != nil || len(msgs) != n {
+		t.Fatalf("%d messages, %v", len(msgs), err)
+	}
+	for i, m := range msgs {
+		w, _, err := DecodeRecord(body[starts[i]:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Topic != w.Topic || m.MsgID != w.MsgID || m.OffsetMsgID != w.OffsetMsgID || string(m.Body) != string(w.Body) ||
+			m.QueueOffset != w.QueueOffset || !maps.Equal(m.Properties, w.Properties) {
+			t.Fatalf("message %d: %+v, DecodeRecord gives %+v", i, m, w)
+		}
+		if want := fmt.Sprintf("ID%030d", i); i%4 != 0 && m.MsgID != want {
+			t.Fatalf("message %d: MsgID %q, want %q", i, m.MsgID, want)
+		}
+	}
+	bad := keptViews + 5
+	binary.BigEndian.PutUint32(body[starts[bad]+RecordPosMagic:], 0x12345678)
+	msgs, err = DecodeRecords(body)
+	if !errors.Is(err, ErrCorruptRecord) || len(msgs) != bad {
+		t.Fatalf("corrupt record %d: %d messages, %v", bad, len(msgs), err)
+	}
 }
