@@ -35,35 +35,101 @@ type consumeReq struct {
 	seqs []uint64 // per message, for a local retry (else nil)
 }
 
-// dispatch hands msgs, just added at seq, to the workers in batches. It
-// blocks while the workers are busy (one more brake besides flow
-// control) and gives up when ctx ends: those messages stay held and are
-// not acknowledged.
-func (r *runState) dispatch(ctx context.Context, q *queueState, msgs []*rocketmq.MessageExt, seq uint64) {
+// dispatch hands msgs, just added at seq, to the workers in batches.
+// The work queue is unbounded, as Java's consume executor: what a
+// consumer holds is bounded by flow control, per queue.
+func (r *runState) dispatch(q *queueState, msgs []*rocketmq.MessageExt, seq uint64) {
 	bs := r.cfg.consumeBatchSize
-	for i := 0; i < len(msgs); i += bs {
+	n := (len(msgs) + bs - 1) / bs
+	reqs := make([]consumeReq, n)
+	r.work.mu.Lock()
+	for k := range reqs {
+		i := k * bs
 		end := min(i+bs, len(msgs))
-		req := &consumeReq{q: q, msgs: msgs[i:end:end], seq: seq + uint64(i)}
-		select {
-		case r.work <- req:
-		case <-ctx.Done():
-			return
-		}
+		reqs[k] = consumeReq{q: q, msgs: msgs[i:end:end], seq: seq + uint64(i)}
+		r.work.pushLocked(&reqs[k])
 	}
+	r.work.mu.Unlock()
+	r.work.signal(n)
 }
 
 func (r *runState) worker() {
 	for {
-		select {
-		case <-r.stop:
+		req, ok := r.work.pop()
+		if !ok || r.stopping.Load() {
 			return
-		case req := <-r.work:
-			if r.stopping.Load() {
-				return
-			}
-			r.consume(req)
 		}
+		r.consume(req)
 	}
+}
+
+// workQueue is the FIFO of batches waiting for a worker.
+type workQueue struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	buf    []*consumeReq
+	head   int
+	closed bool
+}
+
+func newWorkQueue() *workQueue {
+	w := &workQueue{}
+	w.cond.L = &w.mu
+	return w
+}
+
+func (w *workQueue) pushLocked(req *consumeReq) {
+	if w.head > 0 && w.head == len(w.buf) {
+		w.buf, w.head = w.buf[:0], 0
+	} else if w.head > 1024 && w.head*2 > len(w.buf) {
+		n := copy(w.buf, w.buf[w.head:])
+		clear(w.buf[n:])
+		w.buf, w.head = w.buf[:n], 0
+	}
+	w.buf = append(w.buf, req)
+}
+
+func (w *workQueue) push(req *consumeReq) {
+	w.mu.Lock()
+	w.pushLocked(req)
+	w.mu.Unlock()
+	w.cond.Signal()
+}
+
+// signal wakes up to n waiting workers.
+func (w *workQueue) signal(n int) {
+	if n > 1 {
+		w.cond.Broadcast()
+		return
+	}
+	w.cond.Signal()
+}
+
+// pop waits for a batch; false once the queue is closed.
+func (w *workQueue) pop() (*consumeReq, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.head == len(w.buf) && !w.closed {
+		w.cond.Wait()
+	}
+	if w.closed {
+		return nil, false
+	}
+	req := w.buf[w.head]
+	w.buf[w.head] = nil
+	w.head++
+	return req, true
+}
+
+// close wakes every worker for good; batches still queued are dropped
+// (not consumed, not acknowledged).
+func (w *workQueue) close() {
+	w.mu.Lock()
+	w.closed = true
+	clear(w.buf)
+	w.buf, w.head = nil, 0
+	w.mu.Unlock()
+	w.cond.Broadcast()
 }
 
 // consume runs one batch and processes its result (Java ConsumeRequest.run
@@ -237,11 +303,7 @@ func (r *runState) submitLater(req *consumeReq) {
 		case <-req.q.ctx.Done():
 			return
 		}
-		select {
-		case r.work <- req:
-		case <-r.stop:
-		case <-req.q.ctx.Done():
-		}
+		r.work.push(req)
 	})
 }
 

@@ -156,7 +156,7 @@ func (r *runState) pullOnce(ctx context.Context, q *queueState, s *subscription,
 			return 0, nil
 		}
 		seq := q.pq.add(msgs)
-		r.dispatch(ctx, q, msgs, seq)
+		r.dispatch(q, msgs, seq)
 		return len(msgs), nil
 	case remoting.PullNotFound, remoting.PullRetryImmediately:
 		*next = rh.NextBeginOffset

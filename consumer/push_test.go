@@ -143,13 +143,13 @@ func TestShutdownFromHandler(t *testing.T) {
 	send(t, p, topic, "s", "", 5)
 	c := e.newConsumer(t, groupName(t))
 	returned := make(chan error, 1)
-	var once sync.Once
+	var first atomic.Bool
 	if err := c.Subscribe(topic, All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) {
-		once.Do(func() {
+		if first.CompareAndSwap(false, true) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			returned <- c.Shutdown(ctx)
-		})
+		}
 		return Success, nil
 	}); err != nil {
 		t.Fatal(err)

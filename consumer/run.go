@@ -38,7 +38,7 @@ type runState struct {
 	stopping      atomic.Bool   // workers take no new request
 
 	gs      mqclient.Goroutines
-	work    chan *consumeReq
+	work    *workQueue
 	closed  atomic.Bool // offsets persisted: late handler results are dropped
 	rebNow  chan struct{}
 	rebMu   sync.Mutex // one rebalance at a time
@@ -84,7 +84,7 @@ func (c *PushConsumer) newRunState() (*runState, error) {
 		stop:    make(chan struct{}),
 		rebNow:  make(chan struct{}, 1),
 		queues:  map[rocketmq.MessageQueue]*queueState{},
-		work:    make(chan *consumeReq, 4*c.cfg.consumeGoroutines+c.cfg.pullBatchSize),
+		work:    newWorkQueue(),
 		started: time.Now(),
 	}
 	if c.cfg.model == Broadcasting {
@@ -134,6 +134,7 @@ func (r *runState) start(ctx context.Context) error {
 // abort undoes a failed start.
 func (r *runState) abort() {
 	close(r.stop)
+	r.work.close()
 	r.pullCancel()
 	r.handlerCancel()
 	r.gs.Wait()
@@ -155,6 +156,7 @@ func (r *runState) rebalanceSoon() {
 func (r *runState) shutdown(ctx context.Context) error {
 	r.stopping.Store(true)
 	close(r.stop)
+	r.work.close()
 	r.pullCancel()
 
 	// Every goroutine of the consumer ends at stop once its current step
