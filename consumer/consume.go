@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -152,7 +153,13 @@ func (r *runState) consume(req *consumeReq) {
 	}
 	defer q.inflight.Done()
 
-	ok := make([]bool, len(req.msgs))
+	var okBuf [16]bool
+	ok := okBuf[:0]
+	if len(req.msgs) <= len(okBuf) {
+		ok = okBuf[:len(req.msgs)]
+	} else {
+		ok = make([]bool, len(req.msgs))
+	}
 	r.runHandlers(q, req.msgs, ok)
 	rt := time.Since(now)
 
@@ -455,6 +462,7 @@ type handlerCtx struct {
 	base     context.Context
 	deadline time.Time
 	once     sync.Once
+	made     atomic.Bool
 	ctx      context.Context
 	cancel   context.CancelFunc
 }
@@ -464,7 +472,10 @@ func newHandlerCtx(base context.Context, timeout time.Duration) *handlerCtx {
 }
 
 func (c *handlerCtx) init() {
-	c.once.Do(func() { c.ctx, c.cancel = context.WithDeadline(c.base, c.deadline) })
+	c.once.Do(func() {
+		c.ctx, c.cancel = context.WithDeadline(c.base, c.deadline)
+		c.made.Store(true)
+	})
 }
 
 func (c *handlerCtx) Deadline() (time.Time, bool) { return c.deadline, true }
@@ -474,7 +485,16 @@ func (c *handlerCtx) Done() <-chan struct{} {
 	return c.ctx.Done()
 }
 
+// Err answers without making the timer until the ctx is over.
 func (c *handlerCtx) Err() error {
+	if !c.made.Load() {
+		if err := c.base.Err(); err != nil {
+			return err
+		}
+		if time.Now().Before(c.deadline) {
+			return nil
+		}
+	}
 	c.init()
 	return c.ctx.Err()
 }

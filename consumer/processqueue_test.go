@@ -1,8 +1,11 @@
 package consumer
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 )
@@ -158,4 +161,42 @@ func BenchmarkProcessQueue(b *testing.B) {
 			pq.remove(seq+uint64(j), nil, msgs[j:j+1], nil)
 		}
 	}
+}
+
+func TestHandlerCtx(t *testing.T) {
+	base, cancel := context.WithCancel(context.Background())
+	c := newHandlerCtx(base, time.Hour)
+	if d, ok := c.Deadline(); !ok || time.Until(d) < 59*time.Minute {
+		t.Fatalf("deadline %v %v", d, ok)
+	}
+	if c.Err() != nil || c.made.Load() {
+		t.Fatal("live ctx: Err must be nil without making a timer")
+	}
+	cancel()
+	if !errors.Is(c.Err(), context.Canceled) {
+		t.Fatalf("Err after the base ended: %v", c.Err())
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed after the base ended")
+	}
+	c.release()
+
+	short := newHandlerCtx(context.Background(), 20*time.Millisecond)
+	select {
+	case <-short.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("consume timeout did not end the ctx")
+	}
+	if !errors.Is(short.Err(), context.DeadlineExceeded) {
+		t.Fatalf("Err %v", short.Err())
+	}
+	short.release()
+	type key struct{}
+	v := newHandlerCtx(context.WithValue(context.Background(), key{}, 7), time.Second)
+	if v.Value(key{}) != 7 {
+		t.Fatal("values of the base are not visible")
+	}
+	v.release()
 }

@@ -34,8 +34,8 @@ func (r *runState) pullLoop(ctx context.Context, q *queueState, offset int64) {
 			}
 			continue
 		}
-		s := q.sub.Load()
-		if r.c.subscription(q.mq.Topic) == nil {
+		s := r.c.subscription(q.mq.Topic)
+		if s == nil {
 			// Unsubscribed: the next rebalance drops the queue.
 			if !sleep(ctx, pullDelayOnError) {
 				return

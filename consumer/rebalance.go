@@ -115,10 +115,8 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 	r.qmu.Lock()
 	var add []rocketmq.MessageQueue
 	for _, mq := range mine {
-		if q := r.queues[mq]; q == nil {
+		if r.queues[mq] == nil {
 			add = append(add, mq)
-		} else {
-			q.sub.Store(s)
 		}
 	}
 	r.qmu.Unlock()
@@ -131,7 +129,7 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 			}
 			continue
 		}
-		if r.addQueue(s, mq, off) {
+		if r.addQueue(mq, off) {
 			changed = true
 			r.log.Info("rocketmq: queue assigned", "group", r.cfg.group, "queue", queueLog(mq), "offset", off)
 		}
@@ -199,7 +197,7 @@ func (r *runState) queryOffset(ctx context.Context, mq rocketmq.MessageQueue, co
 
 // addQueue starts holding mq from offset; false when the consumer is
 // stopping or the queue is held already.
-func (r *runState) addQueue(s *subscription, mq rocketmq.MessageQueue, offset int64) bool {
+func (r *runState) addQueue(mq rocketmq.MessageQueue, offset int64) bool {
 	r.qmu.Lock()
 	defer r.qmu.Unlock()
 	if r.stopping.Load() || r.queues[mq] != nil {
@@ -209,7 +207,6 @@ func (r *runState) addQueue(s *subscription, mq rocketmq.MessageQueue, offset in
 	q.ctx, q.cancel = context.WithCancel(r.handlerCtx)
 	var pctx context.Context
 	pctx, q.pullCancel = context.WithCancel(r.pullCtx)
-	q.sub.Store(s)
 	q.brokerID.Store(remoting.MasterID)
 	r.setCapsLocked(q, r.countTopicLocked(mq.Topic)+1)
 	r.queues[mq] = q

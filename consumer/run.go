@@ -51,7 +51,6 @@ type runState struct {
 // queueState is one held queue: its process queue and pull loop.
 type queueState struct {
 	mq   rocketmq.MessageQueue
-	sub  atomic.Pointer[subscription] // replaced when the topic is subscribed again
 	pq   *processQueue
 	cell *offsetCell
 
