@@ -580,3 +580,64 @@ func TestShutdownDeadlineCancelsHandlers(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+func TestStartTwiceAndConcurrentShutdown(t *testing.T) {
+	e := newEnv(t)
+	topic := e.topic(t, 2)
+	c := e.newConsumer(t, groupName(t))
+	if err := c.Subscribe(topic, All, newRecorder().handler); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); !errors.Is(err, ErrAlreadyStarted) {
+		t.Fatalf("second Start: %v", err)
+	}
+	errs := make(chan error, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			errs <- c.Shutdown(ctx)
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("concurrent Shutdown: %v", err)
+		}
+	}
+	if c.Assigned() != nil {
+		t.Fatal("queues held after Shutdown")
+	}
+}
+
+// Broadcasting drops what a handler gives back, as Java, and moves on.
+func TestBroadcastingRetryLaterDrops(t *testing.T) {
+	e := newEnv(t)
+	topic := e.topic(t, 1)
+	p := e.producer(t)
+	send(t, p, topic, "b", "", 3)
+	var calls atomic.Int32
+	c := e.newConsumer(t, groupName(t), WithModel(Broadcasting), WithOffsetStoreDir(t.TempDir()))
+	if err := c.Subscribe(topic, All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) {
+		calls.Add(int32(len(msgs)))
+		return RetryLater, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	m := &member{r: c.runState()}
+	testutil.WaitFor(t, 20*time.Second, "offset past the given-back messages", func() bool {
+		for _, off := range m.Offsets(topic) {
+			return off == 3
+		}
+		return false
+	})
+	if n := calls.Load(); n != 3 {
+		t.Fatalf("handler called for %d messages, want 3 (no redelivery)", n)
+	}
+	if st := statsOf(c, topic); st.FailedTotal != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
