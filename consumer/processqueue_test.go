@@ -20,7 +20,7 @@ func pqMsgs(offsets ...int64) []*rocketmq.MessageExt {
 
 func TestProcessQueueCommitOffset(t *testing.T) {
 	pq := newProcessQueue()
-	if got := pq.remove(0, nil, nil, nil); got != -1 {
+	if got := pq.remove(0, nil, nil, nil, 0); got != -1 {
 		t.Fatalf("empty queue commit offset %d, want -1", got)
 	}
 	msgs := pqMsgs(10, 11, 12, 15, 20)
@@ -40,7 +40,7 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 		{3, 21, 0}, // empty: one past the highest added
 	}
 	for _, st := range steps {
-		got := pq.remove(seq+uint64(st.idx), nil, msgs[st.idx:st.idx+1], nil)
+		got := pq.remove(seq+uint64(st.idx), nil, msgs[st.idx:st.idx+1], nil, 0)
 		if got != st.want {
 			t.Fatalf("after removing offset %d: commit %d, want %d", msgs[st.idx].QueueOffset, got, st.want)
 		}
@@ -52,20 +52,20 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 		t.Fatalf("stats after all removed: %d %d", c, b)
 	}
 	// Removing twice changes nothing.
-	if got := pq.remove(seq, nil, msgs[:1], nil); got != 21 {
+	if got := pq.remove(seq, nil, msgs[:1], nil, 0); got != 21 {
 		t.Fatalf("second removal: commit %d", got)
 	}
 	// New messages after a full trim get fresh seqs that still resolve.
 	more := pqMsgs(21, 22)
 	seq2 := pq.add(more)
-	if got := pq.remove(seq2+1, nil, more[1:], nil); got != 21 {
+	if got := pq.remove(seq2+1, nil, more[1:], nil, 0); got != 21 {
 		t.Fatalf("commit %d, want 21", got)
 	}
 	// A stale seq pointing at a reused slot does not remove the wrong one.
-	if got := pq.remove(seq2, nil, pqMsgs(99), nil); got != 21 {
+	if got := pq.remove(seq2, nil, pqMsgs(99), nil, 0); got != 21 {
 		t.Fatalf("stale removal moved the offset to %d", got)
 	}
-	if got := pq.remove(seq2, nil, more[:1], nil); got != 23 {
+	if got := pq.remove(seq2, nil, more[:1], nil, 0); got != 23 {
 		t.Fatalf("commit %d, want 23", got)
 	}
 }
@@ -75,12 +75,12 @@ func TestProcessQueueKeepAndSeqs(t *testing.T) {
 	msgs := pqMsgs(0, 1, 2, 3)
 	seq := pq.add(msgs)
 	// 1 and 3 stay held for a local retry.
-	got := pq.remove(seq, nil, msgs, []bool{false, true, false, true})
+	got := pq.remove(seq, nil, msgs, []bool{false, true, false, true}, 0)
 	if got != 1 {
 		t.Fatalf("commit %d, want 1", got)
 	}
 	// The retry batch carries its own seqs.
-	got = pq.remove(0, []uint64{seq + 1, seq + 3}, []*rocketmq.MessageExt{msgs[1], msgs[3]}, nil)
+	got = pq.remove(0, []uint64{seq + 1, seq + 3}, []*rocketmq.MessageExt{msgs[1], msgs[3]}, nil, 0)
 	if got != 4 {
 		t.Fatalf("commit %d, want 4", got)
 	}
@@ -129,7 +129,7 @@ func TestProcessQueueBounded(t *testing.T) {
 		// Remove all but the newest 10, oldest last, so the head stays.
 		for len(held) > 10 {
 			i := len(held) - 11
-			pq.remove(seqs[i], nil, held[i:i+1], nil)
+			pq.remove(seqs[i], nil, held[i:i+1], nil, 0)
 			if i == 0 {
 				held, seqs = held[1:], seqs[1:]
 				continue
@@ -158,14 +158,14 @@ func BenchmarkProcessQueue(b *testing.B) {
 		}
 		seq := pq.add(msgs)
 		for j := range msgs {
-			pq.remove(seq+uint64(j), nil, msgs[j:j+1], nil)
+			pq.remove(seq+uint64(j), nil, msgs[j:j+1], nil, 0)
 		}
 	}
 }
 
 func TestHandlerCtx(t *testing.T) {
 	base, cancel := context.WithCancel(context.Background())
-	c := newHandlerCtx(base, time.Hour)
+	c := newHandlerCtx(base, time.Now().Add(time.Hour))
 	if d, ok := c.Deadline(); !ok || time.Until(d) < 59*time.Minute {
 		t.Fatalf("deadline %v %v", d, ok)
 	}
@@ -183,7 +183,7 @@ func TestHandlerCtx(t *testing.T) {
 	}
 	c.release()
 
-	short := newHandlerCtx(context.Background(), 20*time.Millisecond)
+	short := newHandlerCtx(context.Background(), time.Now().Add(20*time.Millisecond))
 	select {
 	case <-short.Done():
 	case <-time.After(5 * time.Second):
@@ -194,7 +194,7 @@ func TestHandlerCtx(t *testing.T) {
 	}
 	short.release()
 	type key struct{}
-	v := newHandlerCtx(context.WithValue(context.Background(), key{}, 7), time.Second)
+	v := newHandlerCtx(context.WithValue(context.Background(), key{}, 7), time.Now().Add(time.Second))
 	if v.Value(key{}) != 7 {
 		t.Fatal("values of the base are not visible")
 	}

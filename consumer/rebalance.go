@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/rebalance"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -204,6 +205,10 @@ func (r *runState) addQueue(mq rocketmq.MessageQueue, offset int64) bool {
 		return false
 	}
 	q := &queueState{mq: mq, pq: newProcessQueue(), cell: r.store.cell(mq), pullDone: make(chan struct{})}
+	if !rocketmq.IsRetryTopic(mq.Topic) {
+		q.userTopic = mqclient.UnwrapNamespace(r.cfg.client.Namespace, mq.Topic)
+		q.stats = r.stats.topic(mq.Topic)
+	}
 	q.ctx, q.cancel = context.WithCancel(r.handlerCtx)
 	var pctx context.Context
 	pctx, q.pullCancel = context.WithCancel(r.pullCtx)

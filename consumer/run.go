@@ -63,6 +63,11 @@ type queueState struct {
 	pullDone   chan struct{}
 	inflight   sync.WaitGroup // handlers running on this queue's messages
 
+	// userTopic is the topic the handler sees (no namespace); stats counts
+	// its batches, retried messages excepted.
+	userTopic string
+	stats     *topicStats
+
 	capCount atomic.Int64 // flow-control caps, recomputed after rebalances
 	capBytes atomic.Int64
 	flowCtl  atomic.Int64 // flow-control pauses, for logs
