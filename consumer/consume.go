@@ -382,14 +382,14 @@ func (r *runState) sendBackRPC(ctx context.Context, m *rocketmq.MessageExt, wire
 // SEND_MESSAGE_V2, as Java's fallback does through its inner producer.
 func (r *runState) sendToRetryTopic(ctx context.Context, m *rocketmq.MessageExt, wireTopic string, maxRe int32) error {
 	retryTopic := mqclient.RetryTopicOf(r.cfg.client.Namespace, r.cfg.group)
-	info, err := r.cli.PublishInfo(ctx, retryTopic, "", 0)
-	if err != nil {
-		return err
+	// The retry topic may have no route yet (its broker creates it at the
+	// first heartbeat and registers it a little later): a broker creates
+	// a retry topic on a send to it, so the message's own broker takes it
+	// then.
+	mq := rocketmq.MessageQueue{Topic: retryTopic, BrokerName: m.BrokerName}
+	if info, err := r.cli.PublishInfo(ctx, retryTopic, "", 0); err == nil && len(info.Queues) > 0 {
+		mq = info.Queues[rand.IntN(len(info.Queues))]
 	}
-	if len(info.Queues) == 0 {
-		return fmt.Errorf("rocketmq: %s has no writable queue", retryTopic)
-	}
-	mq := info.Queues[rand.IntN(len(info.Queues))]
 	addr, ok := r.cli.BrokerAddr(mq.BrokerName)
 	if !ok {
 		return fmt.Errorf("rocketmq: broker %s has no master", mq.BrokerName)
