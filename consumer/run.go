@@ -112,9 +112,13 @@ func (r *runState) start(ctx context.Context) error {
 	if err := r.cli.Start(ctx); err != nil {
 		return err
 	}
+	var missing []string
 	for _, s := range r.c.subscriptionList() {
 		if err := r.cli.UpdateRoute(ctx, s.wireTopic); err != nil && ctx.Err() == nil {
-			r.log.Warn("rocketmq: no route for subscribed topic yet", "group", r.cfg.group, "topic", s.topic, "err", err)
+			missing = append(missing, s.wireTopic)
+			if !rocketmq.IsRetryTopic(s.wireTopic) {
+				r.log.Warn("rocketmq: no route for subscribed topic yet", "group", r.cfg.group, "topic", s.topic, "err", err)
+			}
 		}
 	}
 	if ctx.Err() != nil {
@@ -131,8 +135,39 @@ func (r *runState) start(ctx context.Context) error {
 	r.gs.Go(r.rebalanceLoop)
 	r.gs.Go(func() { persistLoop(r.stop, r.cfg.persistInterval, r.persistPeriodic) })
 	r.gs.Go(r.expirySweep)
+	if len(missing) > 0 {
+		r.gs.Go(func() { r.awaitRoutes(missing) })
+	}
 	r.rebalanceSoon()
 	return nil
+}
+
+// awaitRoutes looks for the routes of topics that had none at Start, at
+// short intervals for a while, rebalancing as each appears. The group's
+// retry topic is the usual one: its broker creates it at the group's first
+// heartbeat and registers it with the NameServers shortly after; waiting
+// for the periodic route refresh would delay the first retries by up to
+// its period.
+func (r *runState) awaitRoutes(topics []string) {
+	delay := 100 * time.Millisecond
+	for len(topics) > 0 && delay <= 10*time.Second {
+		if !sleep(r.pullCtx, delay) {
+			return
+		}
+		delay *= 2
+		left := topics[:0]
+		for _, tp := range topics {
+			ctx, cancel := context.WithTimeout(r.pullCtx, r.cfg.client.RequestTimeout)
+			err := r.cli.UpdateRoute(ctx, tp)
+			cancel()
+			if err != nil {
+				left = append(left, tp)
+				continue
+			}
+			r.rebalanceSoon()
+		}
+		topics = left
+	}
 }
 
 // abort undoes a failed start.
