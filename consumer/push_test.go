@@ -754,3 +754,86 @@ func TestSubscribeChecks(t *testing.T) {
 		t.Fatalf("selector without type: %v", err)
 	}
 }
+
+// Shutdown lets the workers run what was already pulled while its ctx
+// allows: nothing pulled is delivered again.
+func TestShutdownDrains(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 60, "d", "")
+	var handled atomic.Int32
+	started := make(chan struct{})
+	var once sync.Once
+	c := f.newConsumer(t, "g1", WithConsumeGoroutines(1))
+	if err := c.Subscribe("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) {
+		once.Do(func() { close(started) })
+		time.Sleep(2 * time.Millisecond) // a slow handler: the pulled messages queue up
+		handled.Add(int32(len(msgs)))
+		return Success, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	<-started
+	r := c.runState()
+	testutil.WaitFor(t, 10*time.Second, "everything pulled", func() bool { n, _ := held(r, "T"); return n+int(handled.Load()) == 60 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := handled.Load(); n != 60 {
+		t.Fatalf("handled %d of the 60 pulled messages", n)
+	}
+	if off, ok := f.committed("g1", "T", 0); !ok || off != 60 {
+		t.Fatalf("offset at Shutdown %d %v, want 60", off, ok)
+	}
+}
+
+// A handler that ignores its ctx does not hold Shutdown beyond its ctx
+// and a grace: the offsets of the rest are persisted and the group
+// unregistered.
+func TestShutdownStuckHandler(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 2)
+	f.put("T", 0, 1, "stuck", "")
+	f.put("T", 1, 3, "ok", "")
+	stuck := make(chan struct{})
+	defer close(stuck)
+	var okDone atomic.Int32
+	c := f.newConsumer(t, "g1")
+	if err := c.Subscribe("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) {
+		if string(msgs[0].Body) == "stuck-0" {
+			<-stuck
+		}
+		okDone.Add(1)
+		return Success, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the other queue consumed", func() bool { return okDone.Load() == 3 })
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	err := c.Shutdown(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v, want the deadline", err)
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Fatalf("Shutdown took %v", d)
+	}
+	if off, ok := f.committed("g1", "T", 1); !ok || off != 3 {
+		t.Fatalf("offset of the healthy queue %d %v, want 3", off, ok)
+	}
+	if off, _ := f.committed("g1", "T", 0); off != 0 {
+		t.Fatalf("offset of the stuck queue %d, want 0", off)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.clients["g1"]) != 0 {
+		t.Fatal("still registered after Shutdown")
+	}
+}
