@@ -176,7 +176,7 @@ func (r *runState) consume(req *consumeReq, st *msStamp) {
 	if !q.pq.begin(req.seq, req.seqs, len(req.msgs), nowMS, &q.inflight) {
 		return
 	}
-	defer q.inflight.Done()
+	defer q.inflight.Add(-1)
 
 	var okBuf [16]bool
 	ok := okBuf[:0]

@@ -190,45 +190,78 @@ func (m *member) callDirect(ctx context.Context, s *subscription, msg *rocketmq.
 	return res, err, ""
 }
 
+// resetWait bounds how long a reset waits for the dropped queues' running
+// handlers (Java sleeps this long unconditionally).
+const resetWait = 10 * time.Second
+
 // ResetOffset moves topic's offsets (RESET_CONSUMER_CLIENT_OFFSET, Java
-// resetOffset): the topic's queues are dropped, their running handlers
-// waited for, the new offsets set and persisted, and a rebalance takes
-// the queues again from there.
+// MQClientInstance.resetOffset): the queues held here that the table
+// names are dropped, their pull loops and running handlers waited for
+// (at most resetWait, never holding the rebalance lock), the new offsets
+// set and persisted, and a rebalance takes the queues again from there.
+// Until then the rebalance does not take those queues.
 func (m *member) ResetOffset(topic string, offsets map[rocketmq.MessageQueue]int64) {
 	r := m.r
 	if r.stopping.Load() {
 		return
 	}
 	r.rebMu.Lock()
-	defer r.rebMu.Unlock()
 	var dropped []*queueState
 	for _, mq := range r.heldQueues(topic) {
+		if _, ok := offsets[mq]; !ok {
+			continue
+		}
+		r.qmu.Lock()
+		r.resetting[mq] = true
+		r.qmu.Unlock()
 		if q := r.dropQueue(r.pullCtx, mq, false); q != nil {
 			dropped = append(dropped, q)
 		}
 	}
+	r.rebMu.Unlock()
+	defer func() {
+		r.qmu.Lock()
+		for _, q := range dropped {
+			delete(r.resetting, q.mq)
+		}
+		r.qmu.Unlock()
+		r.rebalanceSoon()
+	}()
+
+	deadline := time.Now().Add(resetWait)
 	for _, q := range dropped {
-		<-q.pullDone
-		q.inflight.Wait()
+		for {
+			if isClosed(q.pullDone) && q.inflight.Load() == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				r.log.Warn("rocketmq: offset reset: handlers of a dropped queue still running", "group", r.cfg.group, "queue", queueLog(q.mq))
+				break
+			}
+			if !sleep(r.pullCtx, 10*time.Millisecond) {
+				return
+			}
+		}
 	}
 	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
 	defer cancel()
-	// As Java: the queues held here; the broker has already stored the
-	// new offsets, and the other members reset theirs.
 	for _, q := range dropped {
-		mq := q.mq
-		off, ok := offsets[mq]
-		if !ok {
-			continue
+		r.store.update(q.mq, offsets[q.mq], false)
+		if err := r.store.persist(ctx, q.mq); err != nil {
+			r.log.Warn("rocketmq: persist reset offset", "group", r.cfg.group, "queue", queueLog(q.mq), "err", err)
 		}
-		r.store.update(mq, off, false)
-		if err := r.store.persist(ctx, mq); err != nil {
-			r.log.Warn("rocketmq: persist reset offset", "group", r.cfg.group, "queue", queueLog(mq), "err", err)
-		}
-		r.store.remove(mq)
+		r.store.remove(q.mq)
 	}
-	r.log.Info("rocketmq: offsets reset", "group", r.cfg.group, "topic", topic, "queues", len(offsets))
-	r.rebalanceSoon()
+	r.log.Info("rocketmq: offsets reset", "group", r.cfg.group, "topic", topic, "queues", len(dropped))
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // Offsets returns the in-memory offsets of topic's queues

@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-rocketmq/rocketmq"
 )
@@ -74,8 +75,9 @@ func seqOf(base uint64, seqs []uint64, i int) uint64 {
 
 // begin records the handler start time of a batch and counts it in
 // inflight; false when the queue was dropped (the batch is then not
-// consumed). Counting under mu orders it before a drop's Wait.
-func (pq *processQueue) begin(base uint64, seqs []uint64, n int, now int64, inflight *sync.WaitGroup) bool {
+// consumed). Counting under mu orders it before a drop: once a queue is
+// dropped, its count only goes down.
+func (pq *processQueue) begin(base uint64, seqs []uint64, n int, now int64, inflight *atomic.Int32) bool {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	if pq.dropped {

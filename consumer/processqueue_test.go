@@ -3,7 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,11 +90,11 @@ func TestProcessQueueExpired(t *testing.T) {
 	pq := newProcessQueue()
 	msgs := pqMsgs(5, 6, 7)
 	seq := pq.add(msgs)
-	var wg sync.WaitGroup
-	if !pq.begin(seq, nil, 2, 1000, &wg) {
+	var inflight atomic.Int32
+	if !pq.begin(seq, nil, 2, 1000, &inflight) {
 		t.Fatal("begin on a live queue failed")
 	}
-	wg.Done()
+	inflight.Add(-1)
 	exp := pq.expired(1500, 16)
 	if len(exp) != 2 || exp[0].msg.QueueOffset != 5 || exp[1].msg.QueueOffset != 6 {
 		t.Fatalf("expired %v", exp)
@@ -106,7 +106,7 @@ func TestProcessQueueExpired(t *testing.T) {
 		t.Fatal("nothing started before 500")
 	}
 	pq.setDropped()
-	if pq.begin(seq+2, nil, 1, 2000, &wg) {
+	if pq.begin(seq+2, nil, 1, 2000, &inflight) {
 		t.Fatal("begin on a dropped queue succeeded")
 	}
 }

@@ -837,3 +837,62 @@ func TestShutdownStuckHandler(t *testing.T) {
 		t.Fatal("still registered after Shutdown")
 	}
 }
+
+// A reset drops only the queues its table names, waits for their running
+// handlers without holding up rebalances, and keeps the rebalance from
+// taking those queues until the new offsets are stored.
+func TestResetOffsetWaitsOutsideRebalance(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 2)
+	f.put("T", 0, 3, "a", "")
+	f.put("T", 1, 3, "b", "")
+	rec := newRecorder()
+	release := make(chan struct{})
+	var blocked atomic.Bool
+	c := f.newConsumer(t, "g1")
+	if err := c.Subscribe("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) {
+		if string(msgs[0].Body) == "a-2" && blocked.CompareAndSwap(false, true) {
+			<-release // ignores its ctx
+		}
+		return rec.handler(ctx, msgs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "handler of queue 0 blocked, queue 1 consumed", func() bool {
+		return blocked.Load() && rec.count("b-2") == 1
+	})
+	r := c.runState()
+	m := &member{r: r}
+	q0 := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	q1 := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 1}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.ResetOffset("T", map[rocketmq.MessageQueue]int64{q0: 0})
+	}()
+	testutil.WaitFor(t, 10*time.Second, "queue 0 dropped", func() bool {
+		r.qmu.Lock()
+		defer r.qmu.Unlock()
+		return r.queues[q0] == nil && r.resetting[q0]
+	})
+	// A rebalance runs meanwhile, and does not take queue 0 back.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	r.rebalance(ctx)
+	cancel()
+	r.qmu.Lock()
+	q0Held, q1Held := r.queues[q0] != nil, r.queues[q1] != nil
+	r.qmu.Unlock()
+	if q0Held || !q1Held {
+		t.Fatalf("during the reset: queue 0 held %v, queue 1 held %v", q0Held, q1Held)
+	}
+	close(release)
+	<-done
+	testutil.WaitFor(t, 10*time.Second, "queue 0 again from 0", func() bool { return rec.count("a-0") == 2 && rec.count("a-1") == 2 })
+	if off, ok := f.committed("g1", "T", 0); !ok || off > 3 {
+		t.Fatalf("queue 0 offset %d %v", off, ok)
+	}
+	if rec.count("b-0") != 1 {
+		t.Fatal("queue 1, not in the reset table, was consumed again")
+	}
+}

@@ -45,8 +45,9 @@ type runState struct {
 	rebMu   sync.Mutex // one rebalance at a time
 	persist sync.Mutex // one persist at a time
 
-	qmu    sync.Mutex
-	queues map[rocketmq.MessageQueue]*queueState
+	qmu       sync.Mutex
+	queues    map[rocketmq.MessageQueue]*queueState
+	resetting map[rocketmq.MessageQueue]bool // queues an offset reset keeps from the rebalance
 }
 
 // queueState is one held queue: its process queue and pull loop.
@@ -62,7 +63,7 @@ type queueState struct {
 	// pullCancel stops the pull loop; pullDone closes when it returned.
 	pullCancel context.CancelFunc
 	pullDone   chan struct{}
-	inflight   sync.WaitGroup // handlers running on this queue's messages
+	inflight   atomic.Int32 // handler batches running on this queue's messages
 
 	// userTopic is the topic the handler sees (no namespace); stats counts
 	// its batches, retried messages excepted.
@@ -81,16 +82,17 @@ func (c *PushConsumer) newRunState() (*runState, error) {
 		return nil, err
 	}
 	r := &runState{
-		c:       c,
-		cfg:     &c.cfg,
-		log:     c.log,
-		cli:     cli,
-		stats:   newStatsTable(),
-		stop:    make(chan struct{}),
-		rebNow:  make(chan struct{}, 1),
-		queues:  map[rocketmq.MessageQueue]*queueState{},
-		work:    newWorkQueue(),
-		started: time.Now(),
+		c:         c,
+		cfg:       &c.cfg,
+		log:       c.log,
+		cli:       cli,
+		stats:     newStatsTable(),
+		stop:      make(chan struct{}),
+		rebNow:    make(chan struct{}, 1),
+		queues:    map[rocketmq.MessageQueue]*queueState{},
+		resetting: map[rocketmq.MessageQueue]bool{},
+		work:      newWorkQueue(),
+		started:   time.Now(),
 	}
 	if c.cfg.model == Broadcasting {
 		path := localStorePath(c.cfg.offsetDir, c.cfg.client.ClientIP, c.cfg.client.InstanceName, c.cfg.client.UnitName, c.wireGroup)
