@@ -23,6 +23,7 @@ import (
 
 const (
 	sendBackTimeout   = 5 * time.Second // Java consumerSendMessageBack's timeout
+	retrySendTimeout  = 3 * time.Second // Java's producer send timeout, for the fallback copy
 	localRetryDelay   = 5 * time.Second // Java submitConsumeRequestLater
 	expiredDelayLevel = 3               // Java cleanExpiredMsg's send-back level
 	expiredPerRound   = 16              // Java cleanExpiredMsg looks at 16 per queue
@@ -298,15 +299,17 @@ func (r *runState) handleFailed(req *consumeReq, ok []bool) []bool {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(r.handlerCtx, sendBackTimeout)
-	defer cancel()
 	var keep []bool
 	var later []int
 	for i, m := range req.msgs {
 		if ok[i] {
 			continue
 		}
-		if err := r.sendBack(ctx, m, 0); err != nil {
+		if !req.q.pq.holds(seqOf(req.seq, req.seqs, i), m) {
+			// The expiry sweep gave it back meanwhile.
+			continue
+		}
+		if err := r.sendBack(r.handlerCtx, m, 0); err != nil {
 			r.log.Warn("rocketmq: message given back locally", "group", r.cfg.group, "topic", m.Topic, "msgId", m.MsgID, "err", err)
 			m.ReconsumeTimes++
 			if keep == nil {
@@ -351,17 +354,24 @@ func (r *runState) submitLater(req *consumeReq) {
 
 // sendBack returns a message to the broker for a later retry (Java
 // DefaultMQPushConsumerImpl.sendMessageBack): CONSUMER_SEND_MSG_BACK to
-// the master of its broker, else a copy sent to the retry topic.
+// the master of its broker, else a copy sent to the retry topic. Each
+// attempt has its own timeout, derived from ctx: 5 s for the send-back as
+// Java's, 3 s for the copy as Java's producer.
 func (r *runState) sendBack(ctx context.Context, m *rocketmq.MessageExt, delayLevel int32) error {
 	ns := r.cfg.client.Namespace
 	wireTopic := mqclient.WrapNamespace(ns, m.Topic)
 	maxRe := int32(r.cfg.maxReconsumeTimes)
-	err := r.sendBackRPC(ctx, m, wireTopic, delayLevel, maxRe)
+	actx, cancel := context.WithTimeout(ctx, sendBackTimeout)
+	err := r.sendBackRPC(actx, m, wireTopic, delayLevel, maxRe)
+	cancel()
 	if err == nil {
 		return nil
 	}
 	r.log.Warn("rocketmq: send-back failed, sending to the retry topic", "group", r.cfg.group, "msgId", m.MsgID, "err", err)
-	if err2 := r.sendToRetryTopic(ctx, m, wireTopic, maxRe); err2 != nil {
+	actx, cancel = context.WithTimeout(ctx, retrySendTimeout)
+	err2 := r.sendToRetryTopic(actx, m, wireTopic, maxRe)
+	cancel()
+	if err2 != nil {
 		return errors.Join(err, err2)
 	}
 	return nil
@@ -442,7 +452,7 @@ func (r *runState) sendToRetryTopic(ctx context.Context, m *rocketmq.MessageExt,
 		MaxReconsumeTimes:     &maxRe,
 		BrokerName:            &bname,
 	}
-	resp, err := r.cli.Invoke(ctx, addr, remoting.NewRequest(remoting.SendMessageV2, h.AppendExt(nil), m.Body), sendBackTimeout)
+	resp, err := r.cli.Invoke(ctx, addr, remoting.NewRequest(remoting.SendMessageV2, h.AppendExt(nil), m.Body), retrySendTimeout)
 	if err != nil {
 		return err
 	}
@@ -474,9 +484,7 @@ func (r *runState) cleanExpired() {
 	cutoff := time.Now().Add(-r.cfg.consumeTimeout).UnixMilli()
 	for _, q := range qs {
 		for _, e := range q.pq.expired(cutoff, expiredPerRound) {
-			ctx, cancel := context.WithTimeout(r.pullCtx, sendBackTimeout)
-			err := r.sendBack(ctx, e.msg, expiredDelayLevel)
-			cancel()
+			err := r.sendBack(r.pullCtx, e.msg, expiredDelayLevel)
 			if err != nil {
 				r.log.Warn("rocketmq: expired message not given back", "group", r.cfg.group, "queue", queueLog(q.mq), "msgId", e.msg.MsgID, "err", err)
 				continue

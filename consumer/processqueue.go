@@ -114,6 +114,11 @@ func (pq *processQueue) remove(base uint64, seqs []uint64, msgs []*rocketmq.Mess
 	defer pq.mu.Unlock()
 	for i, m := range msgs {
 		if keep != nil && keep[i] {
+			// Waiting for a local retry, not running: the expiry sweep
+			// leaves it alone until its next begin.
+			if e := pq.entryLocked(seqOf(base, seqs, i)); e != nil && !e.done && e.msg.QueueOffset == m.QueueOffset {
+				e.start = 0
+			}
 			continue
 		}
 		pq.removeOneLocked(seqOf(base, seqs, i), m)
@@ -228,6 +233,14 @@ func (pq *processQueue) expired(cutoff int64, max int) []expiredRef {
 		out = append(out, expiredRef{seq: pq.base + uint64(i-pq.head), msg: e.msg})
 	}
 	return out
+}
+
+// holds reports whether the message at seq is still held.
+func (pq *processQueue) holds(seq uint64, m *rocketmq.MessageExt) bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	e := pq.entryLocked(seq)
+	return e != nil && !e.done && e.msg.QueueOffset == m.QueueOffset
 }
 
 // removeOne takes one message out (an expired one sent back) and returns

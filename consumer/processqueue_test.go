@@ -74,10 +74,19 @@ func TestProcessQueueKeepAndSeqs(t *testing.T) {
 	pq := newProcessQueue()
 	msgs := pqMsgs(0, 1, 2, 3)
 	seq := pq.add(msgs)
+	var inflight atomic.Int32
+	pq.begin(seq, nil, 4, 1000, &inflight)
 	// 1 and 3 stay held for a local retry.
 	got := pq.remove(seq, nil, msgs, []bool{false, true, false, true}, 0)
 	if got != 1 {
 		t.Fatalf("commit %d, want 1", got)
+	}
+	// Waiting for their retry, they are not running: nothing to expire.
+	if exp := pq.expired(5000, 16); len(exp) != 0 {
+		t.Fatalf("messages waiting for a local retry expired: %v", exp)
+	}
+	if !pq.holds(seq+1, msgs[1]) || pq.holds(seq, msgs[0]) {
+		t.Fatal("holds disagrees with the removals")
 	}
 	// The retry batch carries its own seqs.
 	got = pq.remove(0, []uint64{seq + 1, seq + 3}, []*rocketmq.MessageExt{msgs[1], msgs[3]}, nil, 0)

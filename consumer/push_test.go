@@ -286,12 +286,20 @@ func TestSendBackFallbacks(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		failDirect bool
-	}{{"retry topic", false}, {"local", true}} {
+		mute       bool
+	}{{"retry topic", false, false}, {"local", true, false}, {"send-back unanswered", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeCluster(t)
 			f.createTopic("T", 1)
 			f.put("T", 0, 1, "x", "")
-			f.fail(remoting.ConsumerSendMsgBack, remoting.SystemError)
+			if tc.mute {
+				// The send-back times out: the copy still goes out.
+				f.mu.Lock()
+				f.mute[remoting.ConsumerSendMsgBack] = true
+				f.mu.Unlock()
+			} else {
+				f.fail(remoting.ConsumerSendMsgBack, remoting.SystemError)
+			}
 			if tc.failDirect {
 				f.fail(remoting.SendMessageV2, remoting.SystemError)
 			}
