@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -166,9 +167,8 @@ func (r *runState) consume(req *consumeReq, st *msStamp) {
 	now := time.Now()
 	nowMS := now.UnixMilli()
 	startS := st.get(nowMS)
-	retryTopic := mqclient.RetryTopicOf(r.cfg.client.Namespace, r.cfg.group)
 	for _, m := range req.msgs {
-		r.resetTopic(m, retryTopic)
+		r.resetTopic(m, r.retryTopic)
 		if m.Properties == nil {
 			m.Properties = make(map[string]string, 1)
 		}
@@ -312,6 +312,9 @@ func (r *runState) handleFailed(req *consumeReq, ok []bool) []bool {
 		if err := r.sendBack(r.handlerCtx, m, 0); err != nil {
 			r.log.Warn("rocketmq: message given back locally", "group", r.cfg.group, "topic", m.Topic, "msgId", m.MsgID, "err", err)
 			m.ReconsumeTimes++
+			// Its body aliases the whole pull response: a copy lets
+			// the rest of that response go while it waits.
+			m.Body = slices.Clone(m.Body)
 			if keep == nil {
 				keep = make([]bool, len(req.msgs))
 			}
@@ -394,6 +397,10 @@ func (r *runState) sendBackRPC(ctx context.Context, m *rocketmq.MessageExt, wire
 		OriginMsgID:       &msgID,
 		OriginTopic:       &wireTopic,
 		MaxReconsumeTimes: &maxRe,
+	}
+	if m.BrokerName != "" {
+		bname := m.BrokerName
+		h.BrokerName = &bname // Java 4.9.8 sets bname too
 	}
 	resp, err := r.cli.Invoke(ctx, addr, remoting.NewRequest(remoting.ConsumerSendMsgBack, h.AppendExt(nil), nil), sendBackTimeout)
 	if err != nil {

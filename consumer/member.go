@@ -146,7 +146,7 @@ func (m *member) ConsumeDirectly(ctx context.Context, msg *rocketmq.MessageExt, 
 	if msg.BrokerName == "" {
 		msg.BrokerName = brokerName
 	}
-	r.resetTopic(msg, mqclient.RetryTopicOf(r.cfg.client.Namespace, r.cfg.group))
+	r.resetTopic(msg, r.retryTopic)
 	start := time.Now()
 	if msg.Properties == nil {
 		msg.Properties = map[string]string{}

@@ -147,8 +147,22 @@ func masterAddr(ctx context.Context, cli *mqclient.Client, mq rocketmq.MessageQu
 	return "", fmt.Errorf("rocketmq: broker %s of %s has no master", mq.BrokerName, mq.Topic)
 }
 
+// offsetAddr finds where mq's offsets are read and written (Java
+// RemoteBrokerOffsetStore): the master, else, after a route refresh, any
+// replica of the broker.
+func offsetAddr(ctx context.Context, cli *mqclient.Client, mq rocketmq.MessageQueue) (string, error) {
+	if a, ok := cli.BrokerAddr(mq.BrokerName); ok {
+		return a, nil
+	}
+	_ = cli.UpdateRoute(ctx, mq.Topic)
+	if br, ok := cli.FindBroker(mq.BrokerName, remoting.MasterID, false); ok {
+		return br.Addr, nil
+	}
+	return "", fmt.Errorf("rocketmq: broker %s of %s has no known address", mq.BrokerName, mq.Topic)
+}
+
 func (s *remoteStore) readStore(ctx context.Context, mq rocketmq.MessageQueue) (int64, error) {
-	addr, err := masterAddr(ctx, s.cli, mq)
+	addr, err := offsetAddr(ctx, s.cli, mq)
 	if err != nil {
 		return -1, err
 	}
@@ -198,7 +212,7 @@ func (s *remoteStore) persist(ctx context.Context, mq rocketmq.MessageQueue) err
 // send is UPDATE_CONSUMER_OFFSET, oneway for the periodic persist as Java
 // updateConsumerOffsetOneway, acknowledged otherwise.
 func (s *remoteStore) send(ctx context.Context, mq rocketmq.MessageQueue, off int64, sync bool) error {
-	addr, err := masterAddr(ctx, s.cli, mq)
+	addr, err := offsetAddr(ctx, s.cli, mq)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ type processQueue struct {
 type pqEntry struct {
 	msg   *rocketmq.MessageExt
 	start int64 // unix ms the handler started, 0 before
+	size  int   // body bytes counted at add: a handler may change Body
 	done  bool
 }
 
@@ -55,7 +56,7 @@ func (pq *processQueue) add(msgs []*rocketmq.MessageExt) uint64 {
 			pq.ents = append(pq.ents, pqEntry{msg: m, done: true})
 			continue
 		}
-		pq.ents = append(pq.ents, pqEntry{msg: m})
+		pq.ents = append(pq.ents, pqEntry{msg: m, size: len(m.Body)})
 		pq.count++
 		pq.bytes += int64(len(m.Body))
 		pq.highest = m.QueueOffset
@@ -136,7 +137,7 @@ func (pq *processQueue) removeOneLocked(seq uint64, m *rocketmq.MessageExt) bool
 	e.done = true
 	e.msg = nil
 	pq.count--
-	pq.bytes -= int64(len(m.Body))
+	pq.bytes -= int64(e.size)
 	return true
 }
 

@@ -70,6 +70,19 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 	}
 }
 
+// A handler that replaces a body does not skew the size.
+func TestProcessQueueBodyReplaced(t *testing.T) {
+	pq := newProcessQueue()
+	msgs := pqMsgs(30, 31)
+	seq := pq.add(msgs)
+	msgs[0].Body = nil
+	msgs[1].Body = make([]byte, 1000)
+	pq.remove(seq, nil, msgs, nil, 0)
+	if _, b, _ := pq.stats(); b != 0 {
+		t.Fatalf("bytes %d after removing messages whose bodies were replaced", b)
+	}
+}
+
 func TestProcessQueueKeepAndSeqs(t *testing.T) {
 	pq := newProcessQueue()
 	msgs := pqMsgs(0, 1, 2, 3)

@@ -17,8 +17,9 @@ import (
 // Goroutines, all counted in gs: the rebalance loop, the persist loop, the
 // expiry sweep, one pull loop per held queue, consumeGoroutines workers,
 // and a short-lived one per local retry. Locks: qmu (the queue table) is
-// taken before a processQueue's mu, never the other way; no lock is held
-// across a network call or a handler.
+// taken before a processQueue's mu, never the other way; rebMu and
+// persist are the only locks held across network calls, none across a
+// handler.
 type runState struct {
 	c       *PushConsumer
 	cfg     *config
@@ -27,6 +28,8 @@ type runState struct {
 	store   offsetStore
 	stats   *statsTable
 	started time.Time
+	// retryTopic is the group's retry topic on the wire.
+	retryTopic string
 
 	// pullCtx ends at Shutdown's start: pulls and the loops stop.
 	pullCtx    context.Context
@@ -82,17 +85,18 @@ func (c *PushConsumer) newRunState() (*runState, error) {
 		return nil, err
 	}
 	r := &runState{
-		c:         c,
-		cfg:       &c.cfg,
-		log:       c.log,
-		cli:       cli,
-		stats:     newStatsTable(),
-		stop:      make(chan struct{}),
-		rebNow:    make(chan struct{}, 1),
-		queues:    map[rocketmq.MessageQueue]*queueState{},
-		resetting: map[rocketmq.MessageQueue]bool{},
-		work:      newWorkQueue(),
-		started:   time.Now(),
+		c:          c,
+		cfg:        &c.cfg,
+		log:        c.log,
+		cli:        cli,
+		stats:      newStatsTable(),
+		stop:       make(chan struct{}),
+		rebNow:     make(chan struct{}, 1),
+		queues:     map[rocketmq.MessageQueue]*queueState{},
+		resetting:  map[rocketmq.MessageQueue]bool{},
+		retryTopic: mqclient.RetryTopicOf(c.cfg.client.Namespace, c.cfg.group),
+		work:       newWorkQueue(),
+		started:    time.Now(),
 	}
 	if c.cfg.model == Broadcasting {
 		path := localStorePath(c.cfg.offsetDir, c.cfg.client.ClientIP, c.cfg.client.InstanceName, c.cfg.client.UnitName, c.wireGroup)
