@@ -53,18 +53,32 @@ func (r *runState) dispatch(q *queueState, msgs []*rocketmq.MessageExt, seq uint
 		reqs[k] = consumeReq{q: q, msgs: msgs[i:end:end], seq: seq + uint64(i)}
 		r.work.pushLocked(&reqs[k])
 	}
+	wake := min(n, r.work.waiting)
 	r.work.mu.Unlock()
-	r.work.signal(n)
+	for ; wake > 0; wake-- {
+		r.work.cond.Signal()
+	}
 }
+
+// workerTake is the most batches a worker takes at once, when the queue is
+// deep enough that every worker has that many: fewer lock round trips,
+// and no worker left idle while another holds several.
+const workerTake = 4
 
 func (r *runState) worker() {
 	var st msStamp
+	var buf [workerTake]*consumeReq
 	for {
-		req, ok := r.work.pop()
+		reqs, ok := r.work.pop(buf[:0], r.cfg.consumeGoroutines)
 		if !ok {
 			return
 		}
-		r.consume(req, &st)
+		for i, req := range reqs {
+			if !r.work.shut.Load() {
+				r.consume(req, &st)
+			}
+			buf[i] = nil
+		}
 	}
 }
 
@@ -88,8 +102,10 @@ type workQueue struct {
 	cond     sync.Cond
 	buf      []*consumeReq
 	head     int
-	closed   bool // pop fails at once
-	draining bool // pop fails once the queue is empty
+	closed   bool        // pop fails at once
+	draining bool        // pop fails once the queue is empty
+	waiting  int         // workers waiting in pop
+	shut     atomic.Bool // closed, for workers holding batches already taken
 }
 
 func newWorkQueue() *workQueue {
@@ -116,29 +132,27 @@ func (w *workQueue) push(req *consumeReq) {
 	w.cond.Signal()
 }
 
-// signal wakes up to n waiting workers.
-func (w *workQueue) signal(n int) {
-	if n > 1 {
-		w.cond.Broadcast()
-		return
-	}
-	w.cond.Signal()
-}
-
-// pop waits for a batch; false once the queue is closed.
-func (w *workQueue) pop() (*consumeReq, bool) {
+// pop waits for batches and appends to dst one, or up to workerTake when
+// more than that many are queued per worker; false once the queue is
+// closed, or drained and empty.
+func (w *workQueue) pop(dst []*consumeReq, workers int) ([]*consumeReq, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.head == len(w.buf) && !w.closed && !w.draining {
+		w.waiting++
 		w.cond.Wait()
+		w.waiting--
 	}
 	if w.closed || w.head == len(w.buf) {
-		return nil, false
+		return dst, false
 	}
-	req := w.buf[w.head]
-	w.buf[w.head] = nil
-	w.head++
-	return req, true
+	n := min(workerTake, max(1, (len(w.buf)-w.head)/max(workers, 1)))
+	for ; n > 0; n-- {
+		dst = append(dst, w.buf[w.head])
+		w.buf[w.head] = nil
+		w.head++
+	}
+	return dst, true
 }
 
 // drain lets the workers take what is queued, then end.
@@ -152,6 +166,7 @@ func (w *workQueue) drain() {
 // close wakes every worker for good; batches still queued are dropped
 // (not consumed, not acknowledged).
 func (w *workQueue) close() {
+	w.shut.Store(true)
 	w.mu.Lock()
 	w.closed = true
 	clear(w.buf)
