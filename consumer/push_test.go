@@ -905,3 +905,31 @@ func TestResetOffsetWaitsOutsideRebalance(t *testing.T) {
 		t.Fatal("queue 1, not in the reset table, was consumed again")
 	}
 }
+
+// Two broadcasting members of a group on one host need their own instance
+// names: the second one on the same offset file is refused at Start.
+func TestBroadcastingOffsetFileInUse(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	dir := t.TempDir()
+	c1 := f.newConsumer(t, "g1", WithModel(Broadcasting), WithOffsetStoreDir(dir))
+	if err := c1.Subscribe("T", All, newRecorder().handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c1)
+	c2 := f.newConsumer(t, "g1", WithModel(Broadcasting), WithOffsetStoreDir(dir))
+	if err := c2.Subscribe("T", All, newRecorder().handler); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "WithInstanceName") {
+		t.Fatalf("second member on the same file: %v", err)
+	}
+	if err := c1.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c3 := f.newConsumer(t, "g1", WithModel(Broadcasting), WithOffsetStoreDir(dir))
+	if err := c3.Subscribe("T", All, newRecorder().handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c3)
+}

@@ -189,6 +189,7 @@ func (r *runState) abort() {
 	defer cancel()
 	r.cli.UnregisterConsumer(ctx, r.c.wireGroup)
 	_ = r.cli.Close(ctx)
+	r.store.close()
 }
 
 func (r *runState) rebalanceSoon() {
@@ -259,6 +260,7 @@ func (r *runState) shutdown(ctx context.Context) error {
 	r.work.close()
 	r.cli.UnregisterConsumer(pctx, r.c.wireGroup)
 	_ = r.cli.Close(pctx)
+	r.store.close()
 	r.handlerCancel()
 	return err
 }
