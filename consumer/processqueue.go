@@ -43,26 +43,27 @@ func newProcessQueue() *processQueue {
 	return &processQueue{highest: -1}
 }
 
-// add appends msgs (increasing offsets, all above those held) and returns
-// the seq of the first.
-func (pq *processQueue) add(msgs []*rocketmq.MessageExt) uint64 {
+// add appends msgs (increasing offsets) and returns the seq of the first
+// and the messages it took: any at or below an offset already added (a
+// broker answering the same range twice) is left out, so that no handler
+// sees it twice.
+func (pq *processQueue) add(msgs []*rocketmq.MessageExt) (uint64, []*rocketmq.MessageExt) {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	first := pq.base + uint64(len(pq.ents)-pq.head)
+	out := msgs[:0]
 	for _, m := range msgs {
 		if m.QueueOffset <= pq.highest {
-			// A repeated offset (a pull answered twice): keep the seq
-			// numbering dense by storing it done.
-			pq.ents = append(pq.ents, pqEntry{msg: m, done: true})
 			continue
 		}
 		pq.ents = append(pq.ents, pqEntry{msg: m, size: len(m.Body)})
 		pq.count++
 		pq.bytes += int64(len(m.Body))
 		pq.highest = m.QueueOffset
+		out = append(out, m)
 	}
-	pq.trimLocked()
-	return first
+	clear(msgs[len(out):])
+	return first, out
 }
 
 // seqOf is the seq of the i-th message of a batch: base+i for a batch
