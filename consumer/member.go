@@ -199,7 +199,9 @@ const resetWait = 10 * time.Second
 // names are dropped, their pull loops and running handlers waited for
 // (at most resetWait, never holding the rebalance lock), the new offsets
 // set and persisted, and a rebalance takes the queues again from there.
-// Until then the rebalance does not take those queues.
+// Until then the rebalance does not take those queues, and a later reset
+// of the same queues hands its offsets to the one waiting (the latest
+// wins, as Java's resets run one after the other).
 func (m *member) ResetOffset(topic string, offsets map[rocketmq.MessageQueue]int64) {
 	r := m.r
 	if r.stopping.Load() {
@@ -207,12 +209,22 @@ func (m *member) ResetOffset(topic string, offsets map[rocketmq.MessageQueue]int
 	}
 	r.rebMu.Lock()
 	var dropped []*queueState
+	r.qmu.Lock()
+	for mq, off := range offsets {
+		if _, ok := r.resetting[mq]; ok && mq.Topic == topic {
+			// An earlier reset is waiting for this queue: it stores the
+			// latest offset, this one.
+			r.resetting[mq] = off
+		}
+	}
+	r.qmu.Unlock()
 	for _, mq := range r.heldQueues(topic) {
-		if _, ok := offsets[mq]; !ok {
+		off, ok := offsets[mq]
+		if !ok {
 			continue
 		}
 		r.qmu.Lock()
-		r.resetting[mq] = true
+		r.resetting[mq] = off
 		r.qmu.Unlock()
 		if q := r.dropQueue(r.pullCtx, mq, false); q != nil {
 			dropped = append(dropped, q)
@@ -246,7 +258,10 @@ func (m *member) ResetOffset(topic string, offsets map[rocketmq.MessageQueue]int
 	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
 	defer cancel()
 	for _, q := range dropped {
-		r.store.update(q.mq, offsets[q.mq], false)
+		r.qmu.Lock()
+		off := r.resetting[q.mq]
+		r.qmu.Unlock()
+		r.store.update(q.mq, off, false)
 		if err := r.store.persist(ctx, q.mq); err != nil {
 			r.log.Warn("rocketmq: persist reset offset", "group", r.cfg.group, "queue", queueLog(q.mq), "err", err)
 		}

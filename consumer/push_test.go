@@ -883,7 +883,8 @@ func TestResetOffsetWaitsOutsideRebalance(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, "queue 0 dropped", func() bool {
 		r.qmu.Lock()
 		defer r.qmu.Unlock()
-		return r.queues[q0] == nil && r.resetting[q0]
+		_, resetting := r.resetting[q0]
+		return r.queues[q0] == nil && resetting
 	})
 	// A rebalance runs meanwhile, and does not take queue 0 back.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -895,9 +896,24 @@ func TestResetOffsetWaitsOutsideRebalance(t *testing.T) {
 	if q0Held || !q1Held {
 		t.Fatalf("during the reset: queue 0 held %v, queue 1 held %v", q0Held, q1Held)
 	}
+	// A second reset meanwhile hands its offset to the waiting one and
+	// returns at once: the latest wins.
+	second := make(chan struct{})
+	go func() {
+		defer close(second)
+		m.ResetOffset("T", map[rocketmq.MessageQueue]int64{q0: 1})
+	}()
+	select {
+	case <-second:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second reset waited for the first")
+	}
 	close(release)
 	<-done
-	testutil.WaitFor(t, 10*time.Second, "queue 0 again from 0", func() bool { return rec.count("a-0") == 2 && rec.count("a-1") == 2 })
+	testutil.WaitFor(t, 10*time.Second, "queue 0 again from 1", func() bool { return rec.count("a-1") == 2 && rec.count("a-2") >= 1 })
+	if rec.count("a-0") != 1 {
+		t.Fatalf("a-0 consumed %d times: the first reset's offset won", rec.count("a-0"))
+	}
 	if off, ok := f.committed("g1", "T", 0); !ok || off > 3 {
 		t.Fatalf("queue 0 offset %d %v", off, ok)
 	}

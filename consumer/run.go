@@ -50,7 +50,7 @@ type runState struct {
 
 	qmu       sync.Mutex
 	queues    map[rocketmq.MessageQueue]*queueState
-	resetting map[rocketmq.MessageQueue]bool // queues an offset reset keeps from the rebalance
+	resetting map[rocketmq.MessageQueue]int64 // queues an offset reset keeps from the rebalance, with the offset it will store
 }
 
 // queueState is one held queue: its process queue and pull loop.
@@ -93,7 +93,7 @@ func (c *PushConsumer) newRunState() (*runState, error) {
 		stop:       make(chan struct{}),
 		rebNow:     make(chan struct{}, 1),
 		queues:     map[rocketmq.MessageQueue]*queueState{},
-		resetting:  map[rocketmq.MessageQueue]bool{},
+		resetting:  map[rocketmq.MessageQueue]int64{},
 		retryTopic: mqclient.RetryTopicOf(c.cfg.client.Namespace, c.cfg.group),
 		work:       newWorkQueue(),
 		started:    time.Now(),
