@@ -131,6 +131,9 @@ func (r *runState) start(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if err := r.checkSubscriptions(ctx); err != nil {
+		return err
+	}
 	// Java sends a heartbeat at once so the brokers know the group and its
 	// subscriptions before the first pull.
 	if err := r.cli.SendHeartbeat(ctx); err != nil {
