@@ -2,30 +2,11 @@ package consumer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
-
-// checkClientBody is Java's CheckClientRequestBody, the body of
-// CHECK_CLIENT_CONFIG (46): plain JSON, which fastjson reads.
-type checkClientBody struct {
-	ClientID         string          `json:"clientId"`
-	Group            string          `json:"group"`
-	SubscriptionData checkClientData `json:"subscriptionData"`
-}
-
-type checkClientData struct {
-	ClassFilterMode bool     `json:"classFilterMode"`
-	CodeSet         []int32  `json:"codeSet"`
-	ExpressionType  string   `json:"expressionType"`
-	SubString       string   `json:"subString"`
-	SubVersion      int64    `json:"subVersion"`
-	TagsSet         []string `json:"tagsSet"`
-	Topic           string   `json:"topic"`
-}
 
 // checkSubscriptions asks a broker of each SQL92 subscription's topic
 // whether it accepts the expression (Java MQClientInstance.checkClientInBroker,
@@ -52,18 +33,8 @@ func (r *runState) checkSubscriptions(ctx context.Context) error {
 		if addr == "" {
 			continue
 		}
-		body, err := json.Marshal(checkClientBody{
-			ClientID: r.cli.ClientID(),
-			Group:    r.c.wireGroup,
-			SubscriptionData: checkClientData{
-				CodeSet: []int32{}, TagsSet: []string{},
-				ExpressionType: s.data.ExpressionType, SubString: s.data.SubString,
-				SubVersion: s.data.SubVersion, Topic: s.data.Topic,
-			},
-		})
-		if err != nil {
-			return err
-		}
+		check := remoting.CheckClientRequestBody{ClientID: r.cli.ClientID(), Group: r.c.wireGroup, SubscriptionData: s.data}
+		body := check.AppendJSON(nil, remoting.JSONFastjson)
 		resp, err := r.cli.Invoke(ctx, addr, remoting.NewRequest(remoting.CheckClientConfig, nil, body), 0)
 		if err != nil {
 			return fmt.Errorf("rocketmq: check SQL92 subscription of %s at %s: %w", s.topic, addr, err)

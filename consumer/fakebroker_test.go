@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -251,8 +250,8 @@ func (f *fakeCluster) broker(req *remoting.Command) *remoting.Command {
 	case remoting.PullMessage:
 		return f.pull(req)
 	case remoting.CheckClientConfig:
-		var b checkClientBody
-		if err := json.Unmarshal(req.Body, &b); err != nil {
+		var b remoting.CheckClientRequestBody
+		if err := b.DecodeJSON(req.Body); err != nil {
 			return remoting.NewResponse(remoting.SystemError, err.Error())
 		}
 		f.mu.Lock()

@@ -378,3 +378,43 @@ func fjWriteMQMap[V any](w *fjWriter, m map[rocketmq.MessageQueue]V, val func(V)
 	}
 	w.close()
 }
+
+// CheckClientRequestBody is the CHECK_CLIENT_CONFIG (46) body: a consumer
+// asks a broker whether it accepts one subscription (Java
+// CheckClientRequestBody, sent at start for SQL92 subscriptions).
+type CheckClientRequestBody struct {
+	ClientID         string
+	Group            string
+	SubscriptionData SubscriptionData
+}
+
+// AppendJSON implements JSONBody.
+func (c *CheckClientRequestBody) AppendJSON(dst []byte, style JSONStyle) []byte {
+	w := fjWriter{b: dst, style: style}
+	w.open()
+	w.fStr("clientId", c.ClientID)
+	w.fStr("group", c.Group)
+	w.key("subscriptionData")
+	c.SubscriptionData.write(&w)
+	w.close()
+	return w.b
+}
+
+// DecodeJSON implements JSONBody.
+func (c *CheckClientRequestBody) DecodeJSON(data []byte) error {
+	return fjDecode(data, func(r *fjReader) {
+		*c = CheckClientRequestBody{}
+		r.object(func(k []byte) {
+			switch string(k) {
+			case "clientId":
+				c.ClientID = r.str()
+			case "group":
+				c.Group = r.str()
+			case "subscriptionData":
+				c.SubscriptionData.decode(r)
+			default:
+				r.skip()
+			}
+		})
+	})
+}

@@ -550,6 +550,8 @@ func TestBodyRoundTrips(t *testing.T) {
 				ConsumeFromWhere: ConsumeFromTimestamp, UnitMode: true, SubscriptionDataSet: []SubscriptionData{{Topic: "T", SubString: "A || B",
 					TagsSet: []string{"A", "B"}, CodeSet: []int32{65, 66}, SubVersion: 1 << 60, ExpressionType: ExpressionTypeTag, ClassFilterMode: true}}}}},
 		&ConsumerListByGroupBody{ConsumerIDList: []string{"a@1", "b@2"}},
+		&CheckClientRequestBody{ClientID: "ip@1", Group: "g", SubscriptionData: SubscriptionData{Topic: "T", SubString: "a > 1",
+			SubVersion: 5, ExpressionType: ExpressionTypeSQL92}},
 		&LockBatchRequestBody{ConsumerGroup: "g", ClientID: "c", OnlyThisBroker: true, MQSet: []rocketmq.MessageQueue{mq("T", 0), mq("T", 1)}},
 		&LockBatchResponseBody{LockOKMQSet: []rocketmq.MessageQueue{mq("T", 3)}},
 		&TopicConfig{TopicName: "T", ReadQueueNums: 1, WriteQueueNums: 2, Perm: 7, TopicFilterType: TopicFilterMultiTag, TopicSysFlag: 3, Order: true,

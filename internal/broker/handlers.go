@@ -37,6 +37,7 @@ func (b *Broker) routes() []route {
 		{remoting.GetConsumerListByGroup, server.Decoded(b.handleGetConsumerListByGroup, adminHeaderError), nil},
 		{remoting.GetAllConsumerOffset, b.handleGetAllConsumerOffset, nil},
 		{remoting.GetAllDelayOffset, b.handleGetAllDelayOffset, nil},
+		{remoting.CheckClientConfig, b.handleCheckClientConfig, nil},
 		{remoting.UpdateAndCreateSubscriptionGroup, b.handleUpdateAndCreateSubscriptionGroup, nil},
 		{remoting.GetAllSubscriptionGroupConfig, b.handleGetAllSubscriptionGroupConfig, nil},
 		{remoting.GetTopicStatsInfo, server.Decoded(b.handleGetTopicStatsInfo, adminHeaderError), nil},
