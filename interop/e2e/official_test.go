@@ -59,10 +59,11 @@ func (e *env) officialProducer(t *testing.T, opts ...producer.Option) rmq.Produc
 	return p
 }
 
-// member is one started push consumer of the official client.
+// member is one started push consumer (the official client's, or ours
+// in TestMixedGroup).
 type member struct {
-	name string
-	c    rmq.PushConsumer
+	name     string
+	shutdown func() error
 	// assigned returns the member's live queues of the topic with the
 	// offset it has committed for each (in memory, else on the broker).
 	assigned func() map[primitive.MessageQueue]int64
@@ -88,8 +89,8 @@ func startOfficial(t *testing.T, what string, c interface {
 // stop shuts the consumer down (persisting its offsets); idempotent.
 func (m *member) stop(t *testing.T) {
 	m.once.Do(func() {
-		if err := m.c.Shutdown(); err != nil {
-			t.Errorf("official consumer %s shutdown: %v", m.name, err)
+		if err := m.shutdown(); err != nil {
+			t.Errorf("consumer %s shutdown: %v", m.name, err)
 		}
 	})
 }
@@ -113,7 +114,7 @@ func (e *env) startPush(t *testing.T, group, topic string, model consumer.Messag
 	if err := pc.Subscribe(topic, sel, s.handler(name)); err != nil {
 		t.Fatalf("official consumer subscribe: %v", err)
 	}
-	m := &member{name: name, c: pc}
+	m := &member{name: name, shutdown: pc.Shutdown}
 	m.assigned = func() map[primitive.MessageQueue]int64 {
 		out := make(map[primitive.MessageQueue]int64)
 		for mq, pq := range pc.GetConsumerRunningInfo(false).MQTable {
