@@ -65,6 +65,7 @@ type driverConfig struct {
 var drivers = map[string]func(context.Context, driverConfig) (driver, error){
 	clientOfficial: newOfficialDriver,
 	clientOurs:     newOursDriver,
+	clientFloor:    newFloorDriver,
 }
 
 // warmupTimeout bounds the first send, which also resolves the route and

@@ -12,6 +12,9 @@ import (
 const (
 	clientOfficial = "official"
 	clientOurs     = "ours"
+	// clientFloor drains with bare pulls that only count records
+	// (consume mode only): what the broker and loopback can deliver.
+	clientFloor = "floor"
 )
 
 // Modes accepted by -mode.
@@ -56,7 +59,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("rmqbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.namesrv, "namesrv", "", "NameServer `addr`ess (host:port; several joined by ';'); empty starts an in-process NameServer and broker")
-	fs.StringVar(&c.client, "client", clientOfficial, "client to measure: official|ours")
+	fs.StringVar(&c.client, "client", clientOfficial, "client to measure: official|ours, or floor (consume mode: bare pulls that only count records, with -callers pulls in flight per queue)")
 	fs.StringVar(&c.mode, "mode", modeSync, "sync|async|oneway|batch|consume|e2e")
 	fs.IntVar(&c.callers, "callers", 1, "concurrent callers (goroutines sending); consume and e2e: consumer goroutines")
 	fs.IntVar(&c.batch, "batch", 32, "messages per batch in batch mode (and per send while preloading for consume)")
@@ -96,8 +99,12 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 func (c config) validate() error {
 	switch c.client {
 	case clientOfficial, clientOurs:
+	case clientFloor:
+		if c.mode != modeConsume {
+			return fmt.Errorf("-client floor measures consume mode only, not %q", c.mode)
+		}
 	default:
-		return fmt.Errorf("-client %q: want official or ours", c.client)
+		return fmt.Errorf("-client %q: want official, ours or floor", c.client)
 	}
 	switch c.mode {
 	case modeSync, modeAsync, modeOneway, modeBatch, modeConsume, modeE2E:
