@@ -58,6 +58,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "broker profile with namesrv", args: []string{"-broker-cpuprofile", "p", "-namesrv", "h:1"}, wantErr: "-broker-cpuprofile"},
 		{name: "broker profile in process", args: []string{"-broker-cpuprofile", "p", "-broker", "inprocess"}, wantErr: "-broker-cpuprofile"},
 		{name: "bad client", args: []string{"-client", "java"}, wantErr: "-client"},
+		{name: "floor only consumes", args: []string{"-client", "floor", "-mode", "sync"}, wantErr: "-client floor"},
 		{name: "bad mode", args: []string{"-mode", "pull"}, wantErr: "-mode"},
 		{name: "zero callers", args: []string{"-callers", "0"}, wantErr: "-callers"},
 		{name: "zero batch", args: []string{"-batch", "0"}, wantErr: "-batch"},

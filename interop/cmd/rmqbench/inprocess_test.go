@@ -37,7 +37,10 @@ func TestInProcessCluster(t *testing.T) {
 			tc{client, modeE2E, []string{"-rate", "500"}},
 		)
 	}
-	tests = append(tests, tc{clientOfficial, modeConsume + "-inprocess", []string{"-backlog", "100", "-broker", brokerInProcess}})
+	tests = append(tests,
+		tc{clientOfficial, modeConsume + "-inprocess", []string{"-backlog", "100", "-broker", brokerInProcess}},
+		tc{clientFloor, modeConsume, []string{"-backlog", "400", "-batch", "16", "-callers", "3"}},
+	)
 	for _, tt := range tests {
 		t.Run(tt.client+"/"+tt.mode, func(t *testing.T) {
 			mode, variant, _ := strings.Cut(tt.mode, "-")
