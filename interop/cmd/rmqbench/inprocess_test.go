@@ -63,7 +63,7 @@ func TestInProcessCluster(t *testing.T) {
 			switch {
 			case mode == modeConsume && variant == "" && r.Msgs != 401:
 				t.Fatalf("consumed %d messages, want the 400 preloaded + 1 warm-up", r.Msgs)
-			case mode == modeE2E && (r.Rate != 500 || r.P50us <= 0 || r.P99us < r.P50us):
+			case mode == modeE2E && (r.Rate != 500 || r.Msgs != 150 || r.P50us <= 0 || r.P99us < r.P50us):
 				t.Fatalf("e2e result %+v", r)
 			}
 		})
