@@ -54,6 +54,7 @@ type driverConfig struct {
 	size      int
 	runID     string
 	consumers int  // consumer goroutines
+	cbatch    int  // messages per handler call, 0: the client's default
 	consume   bool // the run will call Consume
 	stamp     bool // messages carry sentProperty
 	verbose   bool
@@ -99,6 +100,7 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		size:      cfg.size,
 		runID:     strconv.FormatInt(time.Now().UnixNano(), 36),
 		consumers: cfg.callers,
+		cbatch:    cfg.cbatch,
 		consume:   cfg.mode == modeConsume || cfg.mode == modeE2E,
 		stamp:     cfg.mode == modeE2E,
 		verbose:   cfg.verbose,

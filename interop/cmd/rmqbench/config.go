@@ -52,6 +52,7 @@ type config struct {
 	broker   string // brokerChild or brokerInProcess (without namesrv)
 	bprof    string // write a CPU profile of the broker process here
 	rate     int    // e2e: messages offered per second
+	cbatch   int    // consume and e2e: messages per handler call (0: the client's default)
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -74,6 +75,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.broker, "broker", brokerChild, "without -namesrv: run the NameServer and broker in a child process (child), so that client and broker CPU are measured apart, or in this process (inprocess)")
 	fs.StringVar(&c.bprof, "broker-cpuprofile", "", "-broker child: write a CPU profile of the broker process over the measured phase to `file`")
 	fs.IntVar(&c.rate, "rate", 10000, "e2e mode: messages offered per second")
+	fs.IntVar(&c.cbatch, "consume-batch", 0, "consume and e2e modes: most messages per handler call (0: the client's default, 1 for both)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, errHelp
@@ -131,6 +133,8 @@ func (c config) validate() error {
 		return fmt.Errorf("-window %d: want at least 1", c.window)
 	case c.mode == modeConsume && c.backlog < 1:
 		return fmt.Errorf("-backlog %d: want at least 1", c.backlog)
+	case c.cbatch < 0 || c.cbatch > 1024:
+		return fmt.Errorf("-consume-batch %d: want 0..1024", c.cbatch)
 	case c.mode == modeE2E && c.rate < 1:
 		return fmt.Errorf("-rate %d: want at least 1", c.rate)
 	case c.bprof != "" && (c.namesrv != "" || c.broker != brokerChild):

@@ -54,6 +54,12 @@ func TestParseConfig(t *testing.T) {
 			}
 		}},
 		{name: "bad broker", args: []string{"-broker", "remote"}, wantErr: "-broker"},
+		{name: "consume batch", args: []string{"-mode", "consume", "-consume-batch", "32"}, check: func(t *testing.T, c config) {
+			if c.cbatch != 32 {
+				t.Fatalf("consume batch %d", c.cbatch)
+			}
+		}},
+		{name: "bad consume batch", args: []string{"-consume-batch", "-1"}, wantErr: "-consume-batch"},
 		{name: "zero rate", args: []string{"-mode", "e2e", "-rate", "0"}, wantErr: "-rate"},
 		{name: "broker profile with namesrv", args: []string{"-broker-cpuprofile", "p", "-namesrv", "h:1"}, wantErr: "-broker-cpuprofile"},
 		{name: "broker profile in process", args: []string{"-broker-cpuprofile", "p", "-broker", "inprocess"}, wantErr: "-broker-cpuprofile"},

@@ -98,13 +98,17 @@ func (d *officialDriver) SendOneway(ctx context.Context) error {
 }
 
 func (d *officialDriver) Consume(ctx context.Context, group string, sink consumeSink) (func() error, error) {
-	c, err := rmq.NewPushConsumer(
+	opts := []consumer.Option{
 		consumer.WithNsResolver(primitive.NewPassthroughResolver(d.cfg.namesrv)),
 		consumer.WithGroupName(group),
-		consumer.WithInstance("rmqbench_c_"+d.cfg.runID),
+		consumer.WithInstance("rmqbench_c_" + d.cfg.runID),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
 		consumer.WithConsumeGoroutineNums(d.cfg.consumers),
-	)
+	}
+	if d.cfg.cbatch > 0 {
+		opts = append(opts, consumer.WithConsumeMessageBatchMaxSize(d.cfg.cbatch))
+	}
+	c, err := rmq.NewPushConsumer(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("official consumer: %w", err)
 	}

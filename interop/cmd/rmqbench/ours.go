@@ -97,13 +97,17 @@ func (d *oursDriver) SendOneway(ctx context.Context) error {
 // driver runs the official one with its own), reading from the first
 // offset with -callers handler goroutines.
 func (d *oursDriver) Consume(ctx context.Context, group string, sink consumeSink) (func() error, error) {
-	c, err := consumer.NewPush(
+	opts := []consumer.Option{
 		consumer.WithGroup(group),
 		consumer.WithNameServers(d.cfg.namesrv...),
-		consumer.WithInstanceName("rmqbench_c_"+d.cfg.runID),
+		consumer.WithInstanceName("rmqbench_c_" + d.cfg.runID),
 		consumer.WithConsumeFrom(consumer.FromFirst),
 		consumer.WithConsumeGoroutines(d.cfg.consumers),
-	)
+	}
+	if d.cfg.cbatch > 0 {
+		opts = append(opts, consumer.WithConsumeBatchSize(d.cfg.cbatch))
+	}
+	c, err := consumer.NewPush(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("our consumer: %w", err)
 	}
