@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -158,6 +159,9 @@ func (c *childBroker) close() error {
 // "ready <namesrv>", answers requests on stdin until stdin closes, then
 // stops the cluster.
 func runBrokerChild(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// Ctrl-C reaches the whole process group: the broker stops when the
+	// parent closes its stdin, so that it removes its store first.
+	signal.Ignore(os.Interrupt)
 	var o clusterOptions
 	fs := newChildFlags(&o, stderr)
 	if err := fs.Parse(args); err != nil {
