@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -771,5 +772,25 @@ func BenchmarkPull32x1KiB(b *testing.B) {
 				b.Fatalf("pull: %v %v", err, resp)
 			}
 		}
+	})
+	// Many pulls in flight on one connection, as a consumer of many queues
+	// has: their responses queue up behind each other on the way out.
+	b.Run("wire-16-inflight", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(32 * 1024)
+		b.SetParallelism(8)
+		ctx := context.Background()
+		var seq atomic.Int64
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				off := seq.Add(1) % 32 * 32
+				resp, err := e.cli.Invoke(ctx, e.b.Addr(), pullArgs{group: "g", topic: "PullBench", offset: off, sub: pstr("TagA")}.req())
+				if err != nil || resp.Code != remoting.Success {
+					b.Errorf("pull: %v %v", err, resp)
+					return
+				}
+			}
+		})
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -17,9 +18,19 @@ import (
 
 var errNilResponse = errors.New("rocketmq: nil response")
 
-// maxKeptBuffer is the largest write buffer a connection keeps for reuse;
-// a bigger one (after a large pull response) is left to the GC.
-const maxKeptBuffer = 256 << 10
+// maxKeptBuffer is the largest write buffer an idle connection keeps for
+// reuse. Replies that queue up behind a write in progress (pull responses
+// of tens of KiB each) need more: they get a bigBuffer from the server's
+// pool, which goes back there once everything queued is written, instead
+// of growing and clearing a fresh buffer for every burst.
+const (
+	maxKeptBuffer = 256 << 10
+	bigBuffer     = 2 << 20
+)
+
+// frameSlack is what a reply's frame is assumed to need beyond its body
+// when c.out is grown for it: the length words and a typical header.
+const frameSlack = 512
 
 // Conn is one client connection. Its methods are safe for concurrent use.
 type Conn struct {
@@ -264,6 +275,7 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		return ErrConnClosed
 	}
 	c.mu.Lock()
+	c.growOut(len(cmd.Body) + frameSlack)
 	out, err := cmd.AppendFrame(c.out)
 	if err != nil {
 		c.mu.Unlock()
@@ -309,21 +321,61 @@ func (c *Conn) writeOutLocked() error {
 		if err != nil || n < len(buf) {
 			// The socket is full (or the write failed; then gnet's own
 			// write reports it and closes): gnet takes the rest in order,
-			// ahead of whatever queued meanwhile.
-			rest := append(buf[n:len(buf):len(buf)], c.out...)
+			// ahead of whatever queued meanwhile. The rest moves to the
+			// front of buf, whose room usually holds what queued too, and
+			// the queue's buffer becomes the spare again.
+			rest := append(buf[:copy(buf, buf[n:])], c.out...)
+			c.keep(c.out)
 			c.out = rest
 			c.viaLoop = true
 			c.mu.Unlock()
 			return c.scheduleFlush()
 		}
-		if cap(buf) <= maxKeptBuffer && cap(buf) > cap(c.spare) {
-			c.spare = buf[:0]
-		}
+		c.keep(buf)
 		if len(c.out) == 0 {
 			c.writing = false
+			c.trimBuffers()
 			c.mu.Unlock()
 			return nil
 		}
+	}
+}
+
+// growOut makes room for need more bytes in c.out (c.mu held), at least
+// doubling it: append grows large slices by a quarter, which would copy
+// a queue of pull responses several times over.
+func (c *Conn) growOut(need int) {
+	if cap(c.out)-len(c.out) >= need {
+		return
+	}
+	if size := len(c.out) + need; size+len(c.out) > maxKeptBuffer && size <= bigBuffer {
+		big := c.srv.getBig()
+		c.out = append(big, c.out...)
+		return
+	}
+	c.out = slices.Grow(c.out, max(need, len(c.out)))
+}
+
+// keep takes back a write buffer whose bytes have been written or copied
+// (c.mu held): the larger of it and the spare stays as the spare, a big
+// one of the two goes back to the server's pool.
+func (c *Conn) keep(buf []byte) {
+	if cap(buf) > cap(c.spare) && cap(buf) <= bigBuffer {
+		buf, c.spare = c.spare, buf[:0]
+	}
+	c.srv.putBig(buf)
+}
+
+// trimBuffers returns write buffers above maxKeptBuffer to the server's
+// pool once nothing is queued (c.mu held).
+func (c *Conn) trimBuffers() {
+	if cap(c.spare) > maxKeptBuffer {
+		c.srv.putBig(c.spare)
+		c.spare = nil
+	}
+	if len(c.out) == 0 && cap(c.out) > maxKeptBuffer {
+		c.srv.putBig(c.out)
+		c.out = nil
 	}
 }
 
@@ -386,12 +438,11 @@ func (f *flusher) Run(context.Context) error {
 			}
 		}
 		c.mu.Lock()
-		if cap(buf) <= maxKeptBuffer && cap(buf) > cap(c.spare) {
-			c.spare = buf[:0]
-		}
+		c.keep(buf)
 	}
 	if !c.loopDone && c.gc.OutboundBuffered() == 0 {
 		c.viaLoop = false // gnet has sent everything: senders may write again
+		c.trimBuffers()
 	}
 	c.writing = false
 	c.mu.Unlock()

@@ -83,6 +83,10 @@ type Server struct {
 	draining bool
 	stopped  bool
 
+	// big holds *[]byte write buffers of capacity bigBuffer for bursts of
+	// replies (Conn.growOut).
+	big sync.Pool
+
 	wg       sync.WaitGroup // running handlers
 	active   atomic.Int64   // running handlers, for MaxHandlers
 	nextConn atomic.Uint64
@@ -610,4 +614,22 @@ func (s *Server) call(c *Conn, h Handler, req *remoting.Command) (resp *remoting
 		}
 	}()
 	return h(c.ctx, c, req)
+}
+
+// getBig returns an empty write buffer of capacity bigBuffer.
+func (s *Server) getBig() []byte {
+	if p, _ := s.big.Get().(*[]byte); p != nil {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, bigBuffer)
+}
+
+// putBig returns b to the pool if it is one of getBig's; other buffers are
+// left to the GC.
+func (s *Server) putBig(b []byte) {
+	if cap(b) == bigBuffer {
+		p := new([]byte) // allocated here only, not for every call
+		*p = b[:0]
+		s.big.Put(p)
+	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -672,4 +673,61 @@ func TestWritesSurviveAFullSocket(t *testing.T) {
 	if resp := cl.CallNext(req(codeEcho, 2, remoting.SerializeJSON, "b")); string(resp.Body) != "b" {
 		t.Errorf("body %q after the switch back", resp.Body)
 	}
+}
+
+// TestConcurrentLargeRepliesWholeAndTrimmed has several goroutines queue
+// large frames on one connection while the client does not read, so they
+// pile up behind a full socket in the server's big write buffers: every
+// frame must arrive whole and each goroutine's in order, and once all is
+// written the connection keeps no buffer above maxKeptBuffer.
+func TestConcurrentLargeRepliesWholeAndTrimmed(t *testing.T) {
+	s := New(Config{})
+	s.Handle(codeEcho, echo)
+	cl, sc := dialConn(t, s)
+
+	const senders, each, size = 8, 40, 60 << 10
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				body := bytes.Repeat([]byte{byte(g*31 + i)}, size)
+				binary.BigEndian.PutUint32(body, uint32(g))
+				binary.BigEndian.PutUint32(body[4:], uint32(i))
+				if err := sc.InvokeOneway(remoting.NewRequest(codeEcho, nil, body)); err != nil {
+					t.Errorf("sender %d frame %d: %v", g, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	next := make([]int, senders)
+	for n := range senders * each {
+		got, err := cl.ReadErr(10 * time.Second)
+		if err != nil {
+			t.Fatalf("frame %d: %v", n, err)
+		}
+		b := got.Body
+		if len(b) != size {
+			t.Fatalf("frame %d: body of %d bytes", n, len(b))
+		}
+		g, i := int(binary.BigEndian.Uint32(b)), int(binary.BigEndian.Uint32(b[4:]))
+		if g >= senders || i != next[g] {
+			t.Fatalf("frame %d: sender %d frame %d, want that sender's frame %d", n, g, i, next[min(g, senders-1)])
+		}
+		next[g]++
+		for j, c := range b[8:] {
+			if c != byte(g*31+i) {
+				t.Fatalf("sender %d frame %d: byte %d is %#x, want %#x", g, i, 8+j, c, byte(g*31+i))
+			}
+		}
+	}
+	cl.CallNext(req(codeEcho, 1, remoting.SerializeJSON, "a"))
+	testutil.WaitFor(t, 0, "buffers trimmed after the burst", func() bool {
+		sc.mu.Lock()
+		defer sc.mu.Unlock()
+		return !sc.viaLoop && !sc.writing && cap(sc.out) <= maxKeptBuffer && cap(sc.spare) <= maxKeptBuffer
+	})
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -30,12 +28,25 @@ type driver interface {
 	// SendOneway writes one message and does not wait for a reply.
 	SendOneway(ctx context.Context) error
 	// Consume starts a push consumer in a new group reading the topic from
-	// its first offset; delivered is called with the count of this run's
-	// messages in each delivered batch. stop shuts the consumer down.
-	Consume(ctx context.Context, group string, delivered func(n int)) (stop func() error, err error)
+	// its first offset and reports this run's messages to sink. stop shuts
+	// the consumer down.
+	Consume(ctx context.Context, group string, sink consumeSink) (stop func() error, err error)
 	// Close shuts the client down.
 	Close() error
 }
+
+// consumeSink receives what a consumer delivers.
+type consumeSink struct {
+	// delivered is called with the count of this run's messages in each
+	// delivered batch.
+	delivered func(n int)
+	// sent, when set (e2e mode), is called with the sentProperty of each of
+	// this run's messages.
+	sent func(unixNano int64)
+}
+
+// sentProperty carries the send time (Unix nanoseconds) in e2e mode.
+const sentProperty = "RMQBENCH_SENT"
 
 type driverConfig struct {
 	namesrv   []string
@@ -43,7 +54,9 @@ type driverConfig struct {
 	size      int
 	runID     string
 	consumers int  // consumer goroutines
+	cbatch    int  // messages per handler call, 0: the client's default
 	consume   bool // the run will call Consume
+	stamp     bool // messages carry sentProperty
 	verbose   bool
 	log       io.Writer
 }
@@ -53,6 +66,7 @@ type driverConfig struct {
 var drivers = map[string]func(context.Context, driverConfig) (driver, error){
 	clientOfficial: newOfficialDriver,
 	clientOurs:     newOursDriver,
+	clientFloor:    newFloorDriver,
 }
 
 // warmupTimeout bounds the first send, which also resolves the route and
@@ -61,17 +75,24 @@ const warmupTimeout = 30 * time.Second
 
 func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	namesrv := cfg.namesrv
+	var m meter
+	if cfg.cpuprof != "" {
+		m.profiles = append(m.profiles, func() (func() error, error) { return startCPUProfile(cfg.cpuprof) })
+	}
 	if namesrv == "" {
-		addr, stop, err := startInProcess(ctx, clusterOptions{syncFlush: cfg.flush, topic: cfg.topic})
+		h, err := startBroker(ctx, cfg, log)
 		if err != nil {
 			return result{}, err
 		}
 		defer func() {
-			if err := stop(); err != nil {
-				fmt.Fprintln(log, "rmqbench: stopping in-process cluster:", err)
+			if err := h.close(); err != nil {
+				fmt.Fprintln(log, "rmqbench: stopping the broker:", err)
 			}
 		}()
-		namesrv = addr
+		namesrv, m.broker = h.addr, h.cpu
+		if cfg.bprof != "" {
+			m.profiles = append(m.profiles, func() (func() error, error) { return h.profile(cfg.bprof) })
+		}
 	}
 	d, err := drivers[cfg.client](ctx, driverConfig{
 		namesrv:   splitAddrs(namesrv),
@@ -79,7 +100,9 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		size:      cfg.size,
 		runID:     strconv.FormatInt(time.Now().UnixNano(), 36),
 		consumers: cfg.callers,
-		consume:   cfg.mode == modeConsume,
+		cbatch:    cfg.cbatch,
+		consume:   cfg.mode == modeConsume || cfg.mode == modeE2E,
+		stamp:     cfg.mode == modeE2E,
 		verbose:   cfg.verbose,
 		log:       log,
 	})
@@ -94,46 +117,92 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	if err := warmup(ctx, d); err != nil {
 		return result{}, err
 	}
-	if cfg.cpuprof != "" {
-		stop, err := startCPUProfile(cfg.cpuprof)
-		if err != nil {
-			return result{}, err
-		}
-		defer func() {
-			if err := stop(); err != nil {
-				fmt.Fprintln(log, "rmqbench: cpu profile:", err)
+	defer m.stopProfiles(log)
+	var res result
+	switch cfg.mode {
+	case modeConsume:
+		res, err = runConsume(ctx, cfg, d, &m, log)
+	case modeE2E:
+		res, err = runE2E(ctx, cfg, d, &m, log)
+	default:
+		res, err = runSend(ctx, cfg, d, &m)
+		if err == nil && cfg.mode == modeOneway {
+			// Not timed: a sync send behind the oneway ones on the same
+			// connection returns only after the broker has read them all, so
+			// closing the client cannot cut off the tail of the run.
+			if berr := d.SendSync(ctx, 1); berr != nil {
+				fmt.Fprintln(log, "rmqbench: closing sync send after oneway run:", berr)
 			}
-		}()
-	}
-	if cfg.mode == modeConsume {
-		return runConsume(ctx, cfg, d, log)
-	}
-	res, err := runSend(ctx, cfg, d)
-	if err == nil && cfg.mode == modeOneway {
-		// Not timed: a sync send behind the oneway ones on the same
-		// connection returns only after the broker has read them all, so
-		// closing the client cannot cut off the tail of the run.
-		if berr := d.SendSync(ctx, 1); berr != nil {
-			fmt.Fprintln(log, "rmqbench: closing sync send after oneway run:", berr)
 		}
 	}
 	return res, err
 }
 
-// startCPUProfile profiles the process into path until stop is called.
-func startCPUProfile(path string) (stop func() error, err error) {
-	f, err := os.Create(path)
+// meter reads the CPU time of the client (this process) and, when it runs
+// apart, of the broker, at the start and the end of the measured phase,
+// and runs the CPU profiles asked for over that phase.
+type meter struct {
+	broker             func() (time.Duration, error) // nil: not measured apart
+	profiles           []func() (stop func() error, err error)
+	stops              []func() error
+	client0, broker0   time.Duration
+	client, brokerUsed time.Duration
+}
+
+func (m *meter) start() error {
+	for _, p := range m.profiles {
+		stop, err := p()
+		if err != nil {
+			return err
+		}
+		m.stops = append(m.stops, stop)
+	}
+	var err error
+	if m.client0, err = processCPU(); err != nil {
+		return err
+	}
+	if m.broker != nil {
+		m.broker0, err = m.broker()
+	}
+	return err
+}
+
+func (m *meter) stop() error {
+	defer m.stopProfiles(nil)
+	c, err := processCPU()
 	if err != nil {
-		return nil, fmt.Errorf("-cpuprofile: %w", err)
+		return err
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	m.client = c - m.client0
+	if m.broker != nil {
+		b, err := m.broker()
+		if err != nil {
+			return err
+		}
+		m.brokerUsed = b - m.broker0
 	}
-	return func() error {
-		pprof.StopCPUProfile()
-		return f.Close()
-	}, nil
+	return nil
+}
+
+// stopProfiles ends the profiles still running, reporting failures to log.
+func (m *meter) stopProfiles(log io.Writer) {
+	for _, stop := range m.stops {
+		if err := stop(); err != nil && log != nil {
+			fmt.Fprintln(log, "rmqbench: cpu profile:", err)
+		}
+	}
+	m.stops = nil
+}
+
+// apply adds the CPU figures per message to r.
+func (m *meter) apply(r *result) {
+	if r.Msgs <= 0 {
+		return
+	}
+	r.ClientCPUusMsg = round(micros(m.client)/float64(r.Msgs), 2)
+	if m.broker != nil {
+		r.BrokerCPUusMsg = round(micros(m.brokerUsed)/float64(r.Msgs), 2)
+	}
 }
 
 func splitAddrs(s string) []string {
@@ -175,7 +244,7 @@ func warmup(ctx context.Context, d driver) error {
 // op is one measured operation; it returns how many messages it carried.
 type op func(ctx context.Context) (int, error)
 
-func runSend(ctx context.Context, cfg config, d driver) (result, error) {
+func runSend(ctx context.Context, cfg config, d driver, m *meter) (result, error) {
 	var call op
 	switch cfg.mode {
 	case modeSync:
@@ -189,8 +258,7 @@ func runSend(ctx context.Context, cfg config, d driver) (result, error) {
 	for i := range recs {
 		recs[i] = &recorder{}
 	}
-	cpu0, err := processCPU()
-	if err != nil {
+	if err := m.start(); err != nil {
 		return result{}, err
 	}
 	start := time.Now()
@@ -212,8 +280,7 @@ func runSend(ctx context.Context, cfg config, d driver) (result, error) {
 	wg.Wait()
 	close(errs)
 	end := time.Now()
-	cpu1, err := processCPU()
-	if err != nil {
+	if err := m.stop(); err != nil {
 		return result{}, err
 	}
 	for e := range errs {
@@ -225,7 +292,9 @@ func runSend(ctx context.Context, cfg config, d driver) (result, error) {
 	if cfg.mode == modeAsync && t.last.After(start) {
 		end = t.last // the run ends with its last completion
 	}
-	return newResult(cfg, t, end.Sub(start), cpu1-cpu0), nil
+	r := newResult(cfg, t, end.Sub(start))
+	m.apply(&r)
+	return r, nil
 }
 
 func syncCaller(ctx context.Context, call op, rec *recorder, stopAt time.Time) {
@@ -286,7 +355,7 @@ func asyncCaller(ctx context.Context, d driver, rec *recorder, stopAt time.Time,
 // preloadCallers is how many goroutines produce the consume backlog.
 const preloadCallers = 8
 
-func runConsume(ctx context.Context, cfg config, d driver, log io.Writer) (result, error) {
+func runConsume(ctx context.Context, cfg config, d driver, m *meter, log io.Writer) (result, error) {
 	produced, err := preload(ctx, d, cfg.backlog, cfg.batch, log)
 	if err != nil {
 		return result{}, err
@@ -297,13 +366,12 @@ func runConsume(ctx context.Context, cfg config, d driver, log io.Writer) (resul
 	done := make(chan struct{})
 	var doneOnce sync.Once
 
-	cpu0, err := processCPU()
-	if err != nil {
+	if err := m.start(); err != nil {
 		return result{}, err
 	}
 	start := time.Now()
 	group := fmt.Sprintf("rmqbench_%d", start.UnixNano())
-	stop, err := d.Consume(ctx, group, func(n int) {
+	stop, err := d.Consume(ctx, group, consumeSink{delivered: func(n int) {
 		if n == 0 {
 			return
 		}
@@ -311,7 +379,7 @@ func runConsume(ctx context.Context, cfg config, d driver, log io.Writer) (resul
 		if got.Add(int64(n)) >= produced {
 			doneOnce.Do(func() { close(done) })
 		}
-	})
+	}})
 	if err != nil {
 		return result{}, err
 	}
@@ -326,7 +394,7 @@ func runConsume(ctx context.Context, cfg config, d driver, log io.Writer) (resul
 	}
 	timer.Stop()
 	elapsed := time.Duration(lastNanos.Load())
-	cpu1, cpuErr := processCPU()
+	cpuErr := m.stop()
 	if err := stop(); err != nil {
 		fmt.Fprintln(log, "rmqbench: stopping consumer:", err)
 	}
@@ -336,7 +404,9 @@ func runConsume(ctx context.Context, cfg config, d driver, log io.Writer) (resul
 	if cpuErr != nil {
 		return result{}, cpuErr
 	}
-	return newResult(cfg, totals{msgs: got.Load()}, elapsed, cpu1-cpu0), nil
+	r := newResult(cfg, totals{msgs: got.Load()}, elapsed)
+	m.apply(&r)
+	return r, nil
 }
 
 // preload produces the consume backlog with sync sends of up to batch

@@ -55,7 +55,7 @@ func (f *fakeDriver) SendAsync(ctx context.Context, done func(error)) error {
 
 func (f *fakeDriver) SendOneway(ctx context.Context) error { return f.SendSync(ctx, 1) }
 
-func (f *fakeDriver) Consume(ctx context.Context, group string, delivered func(int)) (func() error, error) {
+func (f *fakeDriver) Consume(ctx context.Context, group string, sink consumeSink) (func() error, error) {
 	stop := make(chan struct{})
 	f.wg.Add(1)
 	go func() {
@@ -68,7 +68,7 @@ func (f *fakeDriver) Consume(ctx context.Context, group string, delivered func(i
 			default:
 			}
 			n := min(left, 32)
-			delivered(int(n))
+			sink.delivered(int(n))
 			left -= n
 		}
 	}()
@@ -99,7 +99,7 @@ func TestRunSendModes(t *testing.T) {
 			f := &fakeDriver{delay: 200 * time.Microsecond, failEvery: tt.failEvery}
 			cfg := config{client: "fake", mode: tt.mode, callers: 3, batch: max(tt.batch, 1),
 				duration: 150 * time.Millisecond, window: 4}
-			r, err := runSend(context.Background(), cfg, f)
+			r, err := runSend(context.Background(), cfg, f, &meter{})
 			f.Close()
 			if err != nil {
 				t.Fatal(err)
@@ -130,7 +130,7 @@ func TestRunConsume(t *testing.T) {
 	if err := f.SendSync(context.Background(), 1); err != nil { // the warm-up
 		t.Fatal(err)
 	}
-	r, err := runConsume(context.Background(), cfg, f, io.Discard)
+	r, err := runConsume(context.Background(), cfg, f, &meter{}, io.Discard)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestRunConsumeTimesOut(t *testing.T) {
 	f := &fakeDriver{}
 	cfg := config{client: "fake", mode: modeConsume, callers: 1, batch: 10, backlog: 10, duration: 50 * time.Millisecond}
 	// No warm-up message was stored, so one message is never delivered.
-	_, err := runConsume(context.Background(), cfg, f, io.Discard)
+	_, err := runConsume(context.Background(), cfg, f, &meter{}, io.Discard)
 	f.Close()
 	if err == nil {
 		t.Fatal("drain of a missing message succeeded")

@@ -12,6 +12,9 @@ import (
 const (
 	clientOfficial = "official"
 	clientOurs     = "ours"
+	// clientFloor drains with bare pulls that only count records
+	// (consume mode only): what the broker and loopback can deliver.
+	clientFloor = "floor"
 )
 
 // Modes accepted by -mode.
@@ -21,6 +24,13 @@ const (
 	modeOneway  = "oneway"
 	modeBatch   = "batch"
 	modeConsume = "consume"
+	modeE2E     = "e2e"
+)
+
+// Where a run without -namesrv puts its NameServer and broker (-broker).
+const (
+	brokerChild     = "child"
+	brokerInProcess = "inprocess"
 )
 
 var errHelp = errors.New("help requested")
@@ -39,6 +49,10 @@ type config struct {
 	backlog  int // consume: messages produced before the consumer starts
 	verbose  bool
 	cpuprof  string // write a CPU profile of the measured phase here
+	broker   string // brokerChild or brokerInProcess (without namesrv)
+	bprof    string // write a CPU profile of the broker process here
+	rate     int    // e2e: messages offered per second
+	cbatch   int    // consume and e2e: messages per handler call (0: the client's default)
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -46,18 +60,22 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("rmqbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.namesrv, "namesrv", "", "NameServer `addr`ess (host:port; several joined by ';'); empty starts an in-process NameServer and broker")
-	fs.StringVar(&c.client, "client", clientOfficial, "client to measure: official|ours")
-	fs.StringVar(&c.mode, "mode", modeSync, "sync|async|oneway|batch|consume")
-	fs.IntVar(&c.callers, "callers", 1, "concurrent callers (goroutines sending); consume: consumer goroutines")
+	fs.StringVar(&c.client, "client", clientOfficial, "client to measure: official|ours, or floor (consume mode: bare pulls that only count records, with -callers pulls in flight per queue)")
+	fs.StringVar(&c.mode, "mode", modeSync, "sync|async|oneway|batch|consume|e2e")
+	fs.IntVar(&c.callers, "callers", 1, "concurrent callers (goroutines sending); consume and e2e: consumer goroutines")
 	fs.IntVar(&c.batch, "batch", 32, "messages per batch in batch mode (and per send while preloading for consume)")
 	fs.IntVar(&c.size, "size", 1024, "message body size in `bytes`")
-	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time for send modes; consume: the longest the drain may take")
-	fs.StringVar(&c.topic, "topic", "rmqbench", "topic; consume mode without an explicit -topic uses a fresh topic per run")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time for send and e2e modes; consume: the longest the drain may take")
+	fs.StringVar(&c.topic, "topic", "rmqbench", "topic; consume and e2e modes without an explicit -topic use a fresh topic per run")
 	fs.BoolVar(&c.flush, "flush", false, "run the in-process broker with synchronous disk flush (only without -namesrv)")
 	fs.IntVar(&c.window, "window", 64, "async mode: sends each caller keeps outstanding")
 	fs.IntVar(&c.backlog, "backlog", 100000, "consume mode: messages produced before the consumer starts")
 	fs.BoolVar(&c.verbose, "v", false, "keep the official client's logging at info level")
 	fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured phase (after the warm-up) to `file`")
+	fs.StringVar(&c.broker, "broker", brokerChild, "without -namesrv: run the NameServer and broker in a child process (child), so that client and broker CPU are measured apart, or in this process (inprocess)")
+	fs.StringVar(&c.bprof, "broker-cpuprofile", "", "-broker child: write a CPU profile of the broker process over the measured phase to `file`")
+	fs.IntVar(&c.rate, "rate", 10000, "e2e mode: messages offered per second")
+	fs.IntVar(&c.cbatch, "consume-batch", 0, "consume and e2e modes: most messages per handler call (0: the client's default, 1 for both)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, errHelp
@@ -73,7 +91,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 			topicSet = true
 		}
 	})
-	if c.mode == modeConsume && !topicSet {
+	if (c.mode == modeConsume || c.mode == modeE2E) && !topicSet {
 		// A fresh topic per run, so the drain never meets an old backlog.
 		c.topic = fmt.Sprintf("%s_%d", c.topic, time.Now().UnixNano())
 	}
@@ -83,13 +101,22 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 func (c config) validate() error {
 	switch c.client {
 	case clientOfficial, clientOurs:
+	case clientFloor:
+		if c.mode != modeConsume {
+			return fmt.Errorf("-client floor measures consume mode only, not %q", c.mode)
+		}
 	default:
-		return fmt.Errorf("-client %q: want official or ours", c.client)
+		return fmt.Errorf("-client %q: want official, ours or floor", c.client)
 	}
 	switch c.mode {
-	case modeSync, modeAsync, modeOneway, modeBatch, modeConsume:
+	case modeSync, modeAsync, modeOneway, modeBatch, modeConsume, modeE2E:
 	default:
-		return fmt.Errorf("-mode %q: want sync, async, oneway, batch or consume", c.mode)
+		return fmt.Errorf("-mode %q: want sync, async, oneway, batch, consume or e2e", c.mode)
+	}
+	switch c.broker {
+	case brokerChild, brokerInProcess:
+	default:
+		return fmt.Errorf("-broker %q: want child or inprocess", c.broker)
 	}
 	switch {
 	case c.callers < 1:
@@ -106,8 +133,23 @@ func (c config) validate() error {
 		return fmt.Errorf("-window %d: want at least 1", c.window)
 	case c.mode == modeConsume && c.backlog < 1:
 		return fmt.Errorf("-backlog %d: want at least 1", c.backlog)
+	case c.cbatch < 0 || c.cbatch > 1024:
+		return fmt.Errorf("-consume-batch %d: want 0..1024", c.cbatch)
+	case c.mode == modeE2E && c.rate < 1:
+		return fmt.Errorf("-rate %d: want at least 1", c.rate)
+	case c.bprof != "" && (c.namesrv != "" || c.broker != brokerChild):
+		return errors.New("-broker-cpuprofile needs the broker in a child process (no -namesrv, -broker child)")
 	case c.flush && c.namesrv != "":
 		return errors.New("-flush sets the in-process broker's flush mode; it cannot change a broker reached by -namesrv")
 	}
 	return nil
+}
+
+// newChildFlags parses the arguments of the broker process (childFlag).
+func newChildFlags(o *clusterOptions, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("rmqbench "+childFlag, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.topic, "topic", "rmqbench", "topic created before the run")
+	fs.BoolVar(&o.syncFlush, "flush", false, "synchronous disk flush")
+	return fs
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -41,7 +38,33 @@ func TestParseConfig(t *testing.T) {
 				t.Fatalf("topic %q", c.topic)
 			}
 		}},
+		{name: "e2e gets a fresh topic and a rate", args: []string{"-mode", "e2e", "-rate", "500"}, check: func(t *testing.T, c config) {
+			if !strings.HasPrefix(c.topic, "rmqbench_") || c.rate != 500 {
+				t.Fatalf("topic %q rate %d", c.topic, c.rate)
+			}
+		}},
+		{name: "broker in a child process by default", check: func(t *testing.T, c config) {
+			if c.broker != brokerChild || c.bprof != "" {
+				t.Fatalf("broker %q profile %q", c.broker, c.bprof)
+			}
+		}},
+		{name: "broker in process", args: []string{"-broker", "inprocess"}, check: func(t *testing.T, c config) {
+			if c.broker != brokerInProcess {
+				t.Fatalf("broker %q", c.broker)
+			}
+		}},
+		{name: "bad broker", args: []string{"-broker", "remote"}, wantErr: "-broker"},
+		{name: "consume batch", args: []string{"-mode", "consume", "-consume-batch", "32"}, check: func(t *testing.T, c config) {
+			if c.cbatch != 32 {
+				t.Fatalf("consume batch %d", c.cbatch)
+			}
+		}},
+		{name: "bad consume batch", args: []string{"-consume-batch", "-1"}, wantErr: "-consume-batch"},
+		{name: "zero rate", args: []string{"-mode", "e2e", "-rate", "0"}, wantErr: "-rate"},
+		{name: "broker profile with namesrv", args: []string{"-broker-cpuprofile", "p", "-namesrv", "h:1"}, wantErr: "-broker-cpuprofile"},
+		{name: "broker profile in process", args: []string{"-broker-cpuprofile", "p", "-broker", "inprocess"}, wantErr: "-broker-cpuprofile"},
 		{name: "bad client", args: []string{"-client", "java"}, wantErr: "-client"},
+		{name: "floor only consumes", args: []string{"-client", "floor", "-mode", "sync"}, wantErr: "-client floor"},
 		{name: "bad mode", args: []string{"-mode", "pull"}, wantErr: "-mode"},
 		{name: "zero callers", args: []string{"-callers", "0"}, wantErr: "-callers"},
 		{name: "zero batch", args: []string{"-batch", "0"}, wantErr: "-batch"},
@@ -71,20 +94,6 @@ func TestSplitAddrs(t *testing.T) {
 	got := splitAddrs("a:1;b:2,,c:3;")
 	if strings.Join(got, "|") != "a:1|b:2|c:3" {
 		t.Fatalf("got %q", got)
-	}
-}
-
-func TestOurClientCannotConsumeYet(t *testing.T) {
-	args := []string{"-client", "ours", "-mode", "consume", "-namesrv", "127.0.0.1:1"}
-	var out, errOut bytes.Buffer
-	if code := run(context.Background(), args, &out, &errOut); code != 1 {
-		t.Fatalf("exit code %d, stderr %q", code, errOut.String())
-	}
-	if out.Len() != 0 || !strings.Contains(errOut.String(), errOursConsumeUnavailable.Error()) {
-		t.Fatalf("stdout %q stderr %q", out.String(), errOut.String())
-	}
-	if _, err := bench(context.Background(), mustConfig(t, args), io.Discard); !errors.Is(err, errOursConsumeUnavailable) {
-		t.Fatalf("bench err = %v, want %v", err, errOursConsumeUnavailable)
 	}
 }
 

@@ -2,16 +2,24 @@
 // against a NameServer + broker and prints ONE JSON line with the result:
 //
 //	{"client":"official","mode":"sync","callers":8,"msgs":120345,"seconds":10.0,
-//	 "msgs_per_s":12034.5,"p50_us":512,"p99_us":2400,"client_cpu_us_per_msg":31.2,"errors":0}
+//	 "msgs_per_s":12034.5,"p50_us":512,"p99_us":2400,"client_cpu_us_per_msg":31.2,
+//	 "broker_cpu_us_per_msg":4.1,"errors":0}
 //
 // Modes: sync, async and oneway send one message per operation; batch
 // sends -batch messages per SendSync; consume preloads -backlog messages
-// and measures a push consumer draining them. Latencies are per operation
-// (a whole batch counts once) and are not measured in consume mode.
+// and measures a push consumer draining them; e2e runs a push consumer
+// while -rate messages per second are sent asynchronously and measures
+// each message's time from send to handler. Latencies are per operation
+// (a whole batch counts once) in the send modes, per message in e2e mode,
+// and not measured in consume mode.
 //
-// client_cpu_us_per_msg is the user+system CPU of this whole process
-// (getrusage RUSAGE_SELF) over the measured phase divided by msgs: with an
-// in-process broker it includes the broker's CPU too.
+// client_cpu_us_per_msg is the user+system CPU of this process (getrusage
+// RUSAGE_SELF) over the measured phase divided by msgs; in e2e mode it
+// includes the producer's. Without -namesrv the NameServer and broker run
+// in a child process (this binary re-executed with a hidden first
+// argument), whose CPU over the same phase is broker_cpu_us_per_msg; with
+// -broker inprocess they share this process, and its CPU figure includes
+// theirs.
 //
 // Flags are described by rmqbench -h. Progress and errors go to stderr;
 // stdout carries only the JSON line.
@@ -26,6 +34,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == childFlag {
+		os.Exit(runBrokerChild(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

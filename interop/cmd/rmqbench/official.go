@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	rmq "github.com/apache/rocketmq-client-go/v2"
 	"github.com/apache/rocketmq-client-go/v2/consumer"
@@ -55,6 +57,9 @@ func makeBody(size int) []byte {
 func (d *officialDriver) message() *primitive.Message {
 	m := primitive.NewMessage(d.cfg.topic, d.body)
 	m.WithProperty(runProperty, d.cfg.runID)
+	if d.cfg.stamp {
+		m.WithProperty(sentProperty, strconv.FormatInt(time.Now().UnixNano(), 10))
+	}
 	return m
 }
 
@@ -92,25 +97,35 @@ func (d *officialDriver) SendOneway(ctx context.Context) error {
 	return d.p.SendOneWay(ctx, d.message())
 }
 
-func (d *officialDriver) Consume(ctx context.Context, group string, delivered func(int)) (func() error, error) {
-	c, err := rmq.NewPushConsumer(
+func (d *officialDriver) Consume(ctx context.Context, group string, sink consumeSink) (func() error, error) {
+	opts := []consumer.Option{
 		consumer.WithNsResolver(primitive.NewPassthroughResolver(d.cfg.namesrv)),
 		consumer.WithGroupName(group),
-		consumer.WithInstance("rmqbench_c_"+d.cfg.runID),
+		consumer.WithInstance("rmqbench_c_" + d.cfg.runID),
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
 		consumer.WithConsumeGoroutineNums(d.cfg.consumers),
-	)
+	}
+	if d.cfg.cbatch > 0 {
+		opts = append(opts, consumer.WithConsumeMessageBatchMaxSize(d.cfg.cbatch))
+	}
+	c, err := rmq.NewPushConsumer(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("official consumer: %w", err)
 	}
 	err = c.Subscribe(d.cfg.topic, consumer.MessageSelector{}, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
 		n := 0
 		for _, m := range msgs {
-			if m.GetProperty(runProperty) == d.cfg.runID {
-				n++
+			if m.GetProperty(runProperty) != d.cfg.runID {
+				continue
+			}
+			n++
+			if sink.sent != nil {
+				if ns, err := strconv.ParseInt(m.GetProperty(sentProperty), 10, 64); err == nil {
+					sink.sent(ns)
+				}
 			}
 		}
-		delivered(n)
+		sink.delivered(n)
 		return consumer.ConsumeSuccess, nil
 	})
 	if err != nil {

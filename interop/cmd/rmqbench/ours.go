@@ -2,17 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/consumer"
 	"github.com/go-rocketmq/rocketmq/producer"
 )
-
-// errOursConsumeUnavailable is returned by -client ours -mode consume
-// until our consumer package exists; Consume below is where it goes.
-var errOursConsumeUnavailable = errors.New("-client ours: consume mode needs our consumer, which is not available yet")
 
 // oursDriver drives this module's producer with its defaults (3 s send
 // timeout, 2 retries, compression over 4 KiB), like the official driver.
@@ -23,9 +20,6 @@ type oursDriver struct {
 }
 
 func newOursDriver(ctx context.Context, cfg driverConfig) (driver, error) {
-	if cfg.consume {
-		return nil, errOursConsumeUnavailable // fail before the preload
-	}
 	p, err := producer.New(
 		producer.WithGroup("rmqbench_producer"),
 		producer.WithNameServers(cfg.namesrv...),
@@ -50,6 +44,11 @@ func (d *oursDriver) message() (*rocketmq.Message, error) {
 	}
 	if err := m.SetUserProperty(runProperty, d.cfg.runID); err != nil {
 		return nil, err
+	}
+	if d.cfg.stamp {
+		if err := m.SetUserProperty(sentProperty, strconv.FormatInt(time.Now().UnixNano(), 10)); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
@@ -94,8 +93,51 @@ func (d *oursDriver) SendOneway(ctx context.Context) error {
 	return d.p.SendOneway(ctx, m)
 }
 
-func (d *oursDriver) Consume(ctx context.Context, group string, delivered func(int)) (func() error, error) {
-	return nil, errOursConsumeUnavailable
+// Consume runs our push consumer with its defaults (as the official
+// driver runs the official one with its own), reading from the first
+// offset with -callers handler goroutines.
+func (d *oursDriver) Consume(ctx context.Context, group string, sink consumeSink) (func() error, error) {
+	opts := []consumer.Option{
+		consumer.WithGroup(group),
+		consumer.WithNameServers(d.cfg.namesrv...),
+		consumer.WithInstanceName("rmqbench_c_" + d.cfg.runID),
+		consumer.WithConsumeFrom(consumer.FromFirst),
+		consumer.WithConsumeGoroutines(d.cfg.consumers),
+	}
+	if d.cfg.cbatch > 0 {
+		opts = append(opts, consumer.WithConsumeBatchSize(d.cfg.cbatch))
+	}
+	c, err := consumer.NewPush(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("our consumer: %w", err)
+	}
+	err = c.Subscribe(d.cfg.topic, consumer.All, func(_ context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
+		n := 0
+		for _, m := range msgs {
+			if m.Property(runProperty) != d.cfg.runID {
+				continue
+			}
+			n++
+			if sink.sent != nil {
+				if ns, err := strconv.ParseInt(m.Property(sentProperty), 10, 64); err == nil {
+					sink.sent(ns)
+				}
+			}
+		}
+		sink.delivered(n)
+		return consumer.Success, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("our consumer subscribe: %w", err)
+	}
+	if err := c.Start(ctx); err != nil {
+		return nil, fmt.Errorf("our consumer start: %w", err)
+	}
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+		defer cancel()
+		return c.Shutdown(ctx)
+	}, nil
 }
 
 // closeTimeout bounds Shutdown, which drains in-flight sends.

@@ -76,6 +76,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 type result struct {
 	Client         string  `json:"client"`
 	Mode           string  `json:"mode"`
+	Rate           int     `json:"rate,omitempty"`
 	Callers        int     `json:"callers"`
 	Msgs           int64   `json:"msgs"`
 	Seconds        float64 `json:"seconds"`
@@ -83,12 +84,13 @@ type result struct {
 	P50us          float64 `json:"p50_us"`
 	P99us          float64 `json:"p99_us"`
 	ClientCPUusMsg float64 `json:"client_cpu_us_per_msg"`
+	BrokerCPUusMsg float64 `json:"broker_cpu_us_per_msg,omitempty"`
 	Errors         int64   `json:"errors"`
 }
 
-// newResult derives the rates. cpu is the process CPU time spent over
-// elapsed; latencies must be sorted (nil in consume mode).
-func newResult(cfg config, t totals, elapsed, cpu time.Duration) result {
+// newResult derives the rate and latencies (sorted; nil in consume mode)
+// of elapsed; meter.apply adds the CPU figures.
+func newResult(cfg config, t totals, elapsed time.Duration) result {
 	r := result{
 		Client:  cfg.client,
 		Mode:    cfg.mode,
@@ -101,7 +103,6 @@ func newResult(cfg config, t totals, elapsed, cpu time.Duration) result {
 	}
 	if t.msgs > 0 && elapsed > 0 {
 		r.MsgsPerS = round(float64(t.msgs)/elapsed.Seconds(), 1)
-		r.ClientCPUusMsg = round(micros(cpu)/float64(t.msgs), 2)
 	}
 	return r
 }

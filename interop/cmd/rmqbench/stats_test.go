@@ -66,7 +66,9 @@ func TestResultLine(t *testing.T) {
 	for i := range lat {
 		lat[i] = time.Duration(i+1) * 10 * time.Microsecond
 	}
-	r := newResult(cfg, totals{lat: lat, msgs: 3200, errs: 2}, 2*time.Second, 64*time.Millisecond)
+	r := newResult(cfg, totals{lat: lat, msgs: 3200, errs: 2}, 2*time.Second)
+	mt := meter{client: 64 * time.Millisecond}
+	mt.apply(&r)
 	var buf bytes.Buffer
 	if err := writeResult(&buf, r); err != nil {
 		t.Fatal(err)
@@ -93,12 +95,14 @@ func TestResultLine(t *testing.T) {
 }
 
 func TestResultWithoutMessages(t *testing.T) {
-	r := newResult(config{client: "ours", mode: "consume", callers: 1}, totals{}, 0, time.Second)
+	r := newResult(config{client: "ours", mode: "consume", callers: 1}, totals{}, 0)
+	m := meter{client: time.Second, broker: func() (time.Duration, error) { return 0, nil }, brokerUsed: time.Second}
+	m.apply(&r)
 	var buf bytes.Buffer
 	if err := writeResult(&buf, r); err != nil { // NaN or Inf would fail here
 		t.Fatal(err)
 	}
-	if r.MsgsPerS != 0 || r.ClientCPUusMsg != 0 || r.P50us != 0 {
+	if r.MsgsPerS != 0 || r.ClientCPUusMsg != 0 || r.BrokerCPUusMsg != 0 || r.P50us != 0 {
 		t.Fatalf("result %+v", r)
 	}
 }
