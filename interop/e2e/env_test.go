@@ -131,6 +131,26 @@ func (e *env) newTopic(t *testing.T, queues int) (string, map[string]string) {
 	return topic, e.masters(t)
 }
 
+// quietGroup turns off NOTIFY_CONSUMER_IDS_CHANGED for group on every
+// master (the group's notifyConsumerIdsChangedEnable), as an operator can.
+func (e *env) quietGroup(t *testing.T, group string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	gc := remoting.NewSubscriptionGroupConfig(group)
+	gc.NotifyConsumerIdsChangedEnable = false
+	for name, addr := range e.masters(t) {
+		req := remoting.NewRequest(remoting.UpdateAndCreateSubscriptionGroup, nil, gc.AppendJSON(nil, remoting.JSONFastjson))
+		resp, err := e.admin.Invoke(ctx, addr, req, 5*time.Second)
+		if err != nil {
+			t.Fatalf("UPDATE_AND_CREATE_SUBSCRIPTIONGROUP on %s: %v", name, err)
+		}
+		if resp.Code != remoting.Success {
+			t.Fatalf("UPDATE_AND_CREATE_SUBSCRIPTIONGROUP on %s: code %d %q", name, resp.Code, resp.Remark)
+		}
+	}
+}
+
 // committedOffset asks the broker for group's committed offset of a queue;
 // ok is false when none is committed.
 func (e *env) committedOffset(t *testing.T, brokerAddr, group, topic string, queueID int) (int64, bool) {

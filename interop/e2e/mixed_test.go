@@ -151,5 +151,5 @@ func TestMixedGroup(t *testing.T) {
 		}
 	}
 	t.Logf("deliveries per member: %v", per)
-	stopGroup(t, total, ours, theirs)
+	stopGroup(t, e, group, ours, theirs)
 }
