@@ -47,3 +47,19 @@ func TestCreateTopic(t *testing.T) {
 		t.Fatalf("refused creation: %v", err)
 	}
 }
+
+func TestMasterBrokers(t *testing.T) {
+	c := StartCluster(t, WithBrokers(3))
+	got, err := MasterBrokers(context.Background(), c.NameServerAddr())
+	if want := []string{"broker-a", "broker-b", "broker-c"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("masters %v %v, want %v", got, err, want)
+	}
+	if err := c.StopBroker(context.Background(), "broker-b"); err != nil {
+		t.Fatal(err)
+	}
+	// A clean stop unregisters the broker at once.
+	got, err = MasterBrokers(context.Background(), c.NameServerAddr())
+	if want := []string{"broker-a", "broker-c"}; err != nil || !slices.Equal(got, want) {
+		t.Fatalf("masters after stopping broker-b %v %v, want %v", got, err, want)
+	}
+}
