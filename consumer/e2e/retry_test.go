@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/consumer"
+	"github.com/go-rocketmq/rocketmq/producer"
+)
+
+// TestRetryOnce: a handler that asks for a retry on a message's first
+// delivery gets it again with ReconsumeTimes 1, under its original topic
+// and id, carrying what Java's send-back puts on it: RETRY_TOPIC (the
+// original topic) and ORIGIN_MESSAGE_ID (the broker's id of the first
+// delivery).
+func TestRetryOnce(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 4)
+	g := group(t, "")
+	rec := newRecorder()
+	e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
+		if n == 1 {
+			return consumer.RetryLater, nil
+		}
+		return consumer.Success, nil
+	}), consumer.WithConsumeFrom(consumer.FromFirst))
+	p := e.newProducer(t)
+	ids := send(t, p, topic, 3, producer.Tag("TagR"))
+	rec.waitAll(t, ids, 2)
+	e.waitConsumed(t, g, topic, 3)
+	e.waitConsumed(t, g, retryTopic(g), 3)
+	for i, id := range ids {
+		ds := rec.deliveries(id)
+		if len(ds) != 2 {
+			t.Errorf("message %s delivered %d times, want 2", id, len(ds))
+			continue
+		}
+		first, again := ds[0].msg, ds[1].msg
+		checks := []struct {
+			what      string
+			got, want any
+		}{
+			{"reconsume times of the first delivery", first.ReconsumeTimes, int32(0)},
+			{"reconsume times of the second delivery", again.ReconsumeTimes, int32(1)},
+			{"topic", again.Topic, topic},
+			{"message id", again.MsgID, id},
+			{"UNIQ_KEY", again.UniqKey(), id},
+			{"body", string(again.Body), string(first.Body)},
+			{"keys", again.Keys(), []string{keyOf(i)}},
+			{"tag", again.Tag(), "TagR"},
+			{"RETRY_TOPIC", again.Property(rocketmq.PropertyRetryTopic), topic},
+			{"ORIGIN_MESSAGE_ID", again.Property(rocketmq.PropertyOriginMessageID), first.OffsetMsgID},
+		}
+		for _, c := range checks {
+			if !equal(c.got, c.want) {
+				t.Errorf("message %s: %s %v, want %v", id, c.what, c.got, c.want)
+			}
+		}
+	}
+}
+
+func keyOf(i int) string { return fmt.Sprintf("key-%d", i) }
+
+func equal(a, b any) bool {
+	if as, ok := a.([]string); ok {
+		bs, ok := b.([]string)
+		return ok && slices.Equal(as, bs)
+	}
+	return a == b
+}
+
+// TestDeadLetter: with WithMaxReconsumeTimes(1) and a handler that always
+// asks for a retry, a message is delivered twice (reconsume times 0 and 1)
+// and then moves to %DLQ%group, where a consumer of that topic reads it
+// with its original body, keys, UNIQ_KEY and RETRY_TOPIC, as Java does.
+func TestDeadLetter(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 4)
+	g := group(t, "")
+	rec := newRecorder()
+	e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(context.Context, *rocketmq.MessageExt, int) (consumer.Result, error) {
+		return consumer.RetryLater, nil
+	}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithMaxReconsumeTimes(1))
+	p := e.newProducer(t)
+	body := []byte("dead letter \x00\xff")
+	id := sendOne(t, p, topic, string(body), producer.Keys("dlq-1", "dlq-2"), producer.Tag("TagD"), producer.Property("user", "u1"))
+	rec.waitAll(t, []string{id}, 2)
+
+	// The dead-letter topic exists only once the message is moved, so its
+	// reader looks the route up often.
+	dead := newRecorder()
+	e.startConsumer(t, group(t, "_dlq"), dlqTopic(g), consumer.All, dead.handler("dlq", nil),
+		consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithRouteRefreshInterval(200*time.Millisecond),
+		consumer.WithRebalanceInterval(200*time.Millisecond))
+	dead.waitAll(t, []string{id}, 1)
+	// The retry topic's one message is committed: nothing else is on its way.
+	e.waitConsumed(t, g, retryTopic(g), 1)
+
+	if ds := rec.deliveries(id); len(ds) != 2 || ds[0].msg.ReconsumeTimes != 0 || ds[1].msg.ReconsumeTimes != 1 {
+		t.Errorf("delivered %d times, reconsume times %v; want 2 deliveries, 0 then 1", len(ds), reconsumeTimes(ds))
+	}
+	d := dead.deliveries(id)[0].msg
+	if d.Topic != dlqTopic(g) || !bytes.Equal(d.Body, body) || !slices.Equal(d.Keys(), []string{"dlq-1", "dlq-2"}) ||
+		d.UniqKey() != id || d.Tag() != "TagD" || d.Property("user") != "u1" ||
+		d.Property(rocketmq.PropertyRetryTopic) != topic || d.Property(rocketmq.PropertyOriginMessageID) == "" {
+		t.Errorf("dead letter: topic %s body %q properties %v", d.Topic, d.Body, d.Properties)
+	}
+	if got := len(dead.deliveries(id)); got != 1 {
+		t.Errorf("dead letter read %d times", got)
+	}
+}
