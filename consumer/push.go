@@ -3,15 +3,52 @@ package consumer
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
+	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // PushConsumer receives the messages of its subscriptions and hands them
 // to their handlers (Java DefaultMQPushConsumer with a concurrent
 // listener). Create it with NewPush, Subscribe, then Start.
 type PushConsumer struct {
-	cfg config
+	cfg       config
+	log       *slog.Logger
+	wireGroup string // the group in the namespace, as brokers see it
+
+	subMu sync.RWMutex
+	subs  map[string]*subscription // by wire topic, the retry topic included
+
+	lifeMu sync.Mutex
+	state  int
+	run    *runState
+	done   chan struct{} // closed when Shutdown has finished
+}
+
+const (
+	stateNew = iota
+	stateRunning
+	stateClosing
+	stateClosed
+)
+
+// subscription is one subscribed topic.
+type subscription struct {
+	topic     string // the user's topic
+	wireTopic string
+	sel       Selector
+	handler   Handler // nil for the retry topic: its messages go to their original topic's handler
+	chain     Handler // handler inside the interceptors
+	data      remoting.SubscriptionData
+	filter    message.Subscription // TAG selectors: the client-side re-check
 }
 
 // NewPush checks the options and returns a consumer that is not started.
@@ -20,29 +57,164 @@ func NewPush(opts ...Option) (*PushConsumer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &PushConsumer{cfg: cfg}, nil
+	log := cfg.client.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+		cfg.client.Logger = log
+	}
+	if cfg.maxReconsumeTimes == -1 {
+		cfg.maxReconsumeTimes = 16
+	}
+	c := &PushConsumer{
+		cfg:       cfg,
+		log:       log,
+		wireGroup: mqclient.WrapNamespace(cfg.client.Namespace, cfg.group),
+		subs:      map[string]*subscription{},
+		done:      make(chan struct{}),
+	}
+	if cfg.model == Clustering {
+		// Java copySubscription: a clustering consumer subscribes to its
+		// group's retry topic itself.
+		rt := mqclient.RetryTopicOf(cfg.client.Namespace, cfg.group)
+		c.subs[rt] = newSubscription(rt, rt, All, nil)
+	}
+	return c, nil
 }
 
-// errNotBuilt marks the parts of the skeleton still to be written.
-var errNotBuilt = errors.New("rocketmq: push consumer: not built yet")
+func newSubscription(topic, wireTopic string, sel Selector, h Handler) *subscription {
+	s := &subscription{topic: topic, wireTopic: wireTopic, sel: sel, handler: h}
+	s.data = remoting.SubscriptionData{
+		Topic:          wireTopic,
+		SubString:      sel.Expression,
+		SubVersion:     time.Now().UnixMilli(),
+		ExpressionType: sel.Type,
+	}
+	if sel.Type == SelectorTag {
+		s.filter = message.BuildSubscription(sel.Expression)
+		s.data.SubString = s.filter.Expression
+		s.data.TagsSet = s.filter.Tags
+		s.data.CodeSet = s.filter.Codes
+	}
+	return s
+}
 
 // Subscribe adds topic with selector sel and its handler. It may be
 // called before or after Start; a topic subscribed twice keeps the last
 // selector and handler.
 func (c *PushConsumer) Subscribe(topic string, sel Selector, h Handler) error {
-	return errNotBuilt
+	if err := rocketmq.ValidateTopic(topic); err != nil {
+		return fmt.Errorf("rocketmq: subscribe: %w", err)
+	}
+	if h == nil {
+		return fmt.Errorf("rocketmq: subscribe %s: nil handler", topic)
+	}
+	switch sel.Type {
+	case "":
+		sel.Type = SelectorTag
+	case SelectorTag, SelectorSQL92:
+	default:
+		return fmt.Errorf("rocketmq: subscribe %s: selector type %q: want TAG or SQL92", topic, sel.Type)
+	}
+	if sel.Type == SelectorSQL92 && strings.TrimSpace(sel.Expression) == "" {
+		return fmt.Errorf("rocketmq: subscribe %s: empty SQL92 expression", topic)
+	}
+	if strings.HasPrefix(topic, rocketmq.RetryGroupTopicPrefix) {
+		return fmt.Errorf("rocketmq: subscribe %s: retry topics are subscribed by the consumer itself", topic)
+	}
+	wt := mqclient.WrapNamespace(c.cfg.client.Namespace, topic)
+	s := newSubscription(topic, wt, sel, h)
+	s.chain = chainOf(h, c.cfg.interceptors)
+	c.subMu.Lock()
+	c.subs[wt] = s
+	c.subMu.Unlock()
+	c.subscriptionsChanged(wt)
+	return nil
 }
 
 // Unsubscribe removes topic: its queues stop being pulled and their
 // offsets are persisted.
 func (c *PushConsumer) Unsubscribe(topic string) error {
-	return errNotBuilt
+	wt := mqclient.WrapNamespace(c.cfg.client.Namespace, topic)
+	c.subMu.Lock()
+	s := c.subs[wt]
+	if s == nil || s.handler == nil {
+		c.subMu.Unlock()
+		return fmt.Errorf("rocketmq: unsubscribe %s: not subscribed", topic)
+	}
+	delete(c.subs, wt)
+	c.subMu.Unlock()
+	c.subscriptionsChanged("")
+	return nil
+}
+
+// subscriptionsChanged tells a running consumer: the new topic's route is
+// fetched, the brokers hear of it and the queues are rebalanced.
+func (c *PushConsumer) subscriptionsChanged(topic string) {
+	c.lifeMu.Lock()
+	r := c.run
+	running := c.state == stateRunning
+	c.lifeMu.Unlock()
+	if !running {
+		return
+	}
+	if topic != "" {
+		r.cli.TriggerRouteRefresh(topic)
+	}
+	r.cli.TriggerHeartbeat()
+	r.rebalanceSoon()
+}
+
+func (c *PushConsumer) subscription(wireTopic string) *subscription {
+	c.subMu.RLock()
+	defer c.subMu.RUnlock()
+	return c.subs[wireTopic]
+}
+
+// subscriptionList returns the subscriptions sorted by wire topic.
+func (c *PushConsumer) subscriptionList() []*subscription {
+	c.subMu.RLock()
+	out := make([]*subscription, 0, len(c.subs))
+	for _, s := range c.subs {
+		out = append(out, s)
+	}
+	c.subMu.RUnlock()
+	slices.SortFunc(out, func(a, b *subscription) int { return strings.Compare(a.wireTopic, b.wireTopic) })
+	return out
+}
+
+// handlerFor returns the subscription whose handler takes a message of
+// wireTopic: for the retry topic, the one of the message's original topic.
+func (c *PushConsumer) handlerFor(originWireTopic string) *subscription {
+	s := c.subscription(originWireTopic)
+	if s == nil || s.handler == nil {
+		return nil
+	}
+	return s
 }
 
 // Start connects to the NameServers, registers the group with the brokers
 // and starts consuming. ctx bounds the first route lookups and heartbeat.
 func (c *PushConsumer) Start(ctx context.Context) error {
-	return errNotBuilt
+	c.lifeMu.Lock()
+	defer c.lifeMu.Unlock()
+	switch c.state {
+	case stateRunning:
+		return ErrAlreadyStarted
+	case stateClosing, stateClosed:
+		return fmt.Errorf("rocketmq: start consumer %s: %w", c.cfg.group, ErrClosed)
+	}
+	r, err := c.newRunState()
+	if err != nil {
+		return fmt.Errorf("rocketmq: start consumer %s: %w", c.cfg.group, err)
+	}
+	if err := r.start(ctx); err != nil {
+		r.abort()
+		return fmt.Errorf("rocketmq: start consumer %s: %w", c.cfg.group, err)
+	}
+	c.run = r
+	c.state = stateRunning
+	c.log.Info("rocketmq: consumer started", "group", c.cfg.group, "client", r.cli.ClientID(), "model", c.cfg.model.String())
+	return nil
 }
 
 // Shutdown stops pulling, waits within ctx for the handlers running now
@@ -50,19 +222,96 @@ func (c *PushConsumer) Start(ctx context.Context) error {
 // the brokers and waits for every goroutine of the consumer. It may be
 // called from a handler. Messages pulled but not consumed are delivered
 // again to whoever takes their queues.
+//
+// When ctx ends first, the handlers' contexts are cancelled and Shutdown
+// still waits for them to return, then returns ctx's error. A second
+// call waits for the first to finish.
 func (c *PushConsumer) Shutdown(ctx context.Context) error {
-	return errNotBuilt
+	c.lifeMu.Lock()
+	switch c.state {
+	case stateNew:
+		c.lifeMu.Unlock()
+		return ErrNotStarted
+	case stateClosing, stateClosed:
+		c.lifeMu.Unlock()
+		r := c.run
+		if r != nil && r.gs.Detach() {
+			// A handler calling Shutdown again while the first waits for
+			// it: waiting here would wait for ourselves.
+			return nil
+		}
+		select {
+		case <-c.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c.state = stateClosing
+	r := c.run
+	c.lifeMu.Unlock()
+
+	err := r.shutdown(ctx)
+
+	c.lifeMu.Lock()
+	c.state = stateClosed
+	c.lifeMu.Unlock()
+	close(c.done)
+	c.log.Info("rocketmq: consumer shut down", "group", c.cfg.group)
+	return err
 }
 
 // Stats returns the consume statistics per subscribed topic.
 func (c *PushConsumer) Stats() []Stats {
-	return nil
+	c.lifeMu.Lock()
+	r := c.run
+	c.lifeMu.Unlock()
+	var out []Stats
+	for _, s := range c.subscriptionList() {
+		if s.handler == nil {
+			continue
+		}
+		st := Stats{Topic: s.topic}
+		if r != nil {
+			r.stats.fill(s.wireTopic, &st)
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // Group returns the consumer group, without the namespace.
 func (c *PushConsumer) Group() string { return c.cfg.group }
 
-// Assigned returns the queues this consumer pulls from now.
+// Assigned returns the queues this consumer pulls from now, topics
+// without the namespace, in Java's queue order. In clustering mode they
+// include the queues of the group's retry topic (%RETRY%group), which the
+// consumer subscribes to itself.
 func (c *PushConsumer) Assigned() []rocketmq.MessageQueue {
-	return nil
+	c.lifeMu.Lock()
+	r := c.run
+	running := c.state == stateRunning
+	c.lifeMu.Unlock()
+	if !running {
+		return nil
+	}
+	mqs := r.heldQueues("")
+	for i := range mqs {
+		mqs[i].Topic = mqclient.UnwrapNamespace(c.cfg.client.Namespace, mqs[i].Topic)
+	}
+	slices.SortFunc(mqs, compareQueues)
+	return mqs
 }
+
+func compareQueues(a, b rocketmq.MessageQueue) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.BrokerName, b.BrokerName); c != 0 {
+		return c
+	}
+	return a.QueueID - b.QueueID
+}
+
+// errStopped: the consumer is shutting down.
+var errStopped = errors.New("rocketmq: consumer shutting down")

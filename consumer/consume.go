@@ -1,0 +1,428 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
+	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
+)
+
+// Concurrent consumption (Java ConsumeMessageConcurrentlyService): pulled
+// messages are cut into batches of consumeBatchSize and run by a fixed
+// pool of consumeGoroutines workers.
+
+const (
+	sendBackTimeout   = 5 * time.Second // Java consumerSendMessageBack's timeout
+	localRetryDelay   = 5 * time.Second // Java submitConsumeRequestLater
+	expiredDelayLevel = 3               // Java cleanExpiredMsg's send-back level
+	expiredPerRound   = 16              // Java cleanExpiredMsg looks at 16 per queue
+)
+
+// consumeReq is one batch of one queue.
+type consumeReq struct {
+	q    *queueState
+	msgs []*rocketmq.MessageExt
+	seq  uint64   // seq of msgs[0]; consecutive for a pulled batch
+	seqs []uint64 // per message, for a local retry (else nil)
+}
+
+// dispatch hands msgs, just added at seq, to the workers in batches. It
+// blocks while the workers are busy (one more brake besides flow
+// control) and gives up when ctx ends: those messages stay held and are
+// not acknowledged.
+func (r *runState) dispatch(ctx context.Context, q *queueState, msgs []*rocketmq.MessageExt, seq uint64) {
+	bs := r.cfg.consumeBatchSize
+	for i := 0; i < len(msgs); i += bs {
+		end := min(i+bs, len(msgs))
+		req := &consumeReq{q: q, msgs: msgs[i:end:end], seq: seq + uint64(i)}
+		select {
+		case r.work <- req:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (r *runState) worker() {
+	for {
+		select {
+		case <-r.stop:
+			return
+		case req := <-r.work:
+			if r.stopping.Load() {
+				return
+			}
+			r.consume(req)
+		}
+	}
+}
+
+// consume runs one batch and processes its result (Java ConsumeRequest.run
+// and processConsumeResult).
+func (r *runState) consume(req *consumeReq) {
+	q := req.q
+	now := time.Now()
+	nowMS := now.UnixMilli()
+	startS := strconv.FormatInt(nowMS, 10)
+	retryTopic := mqclient.RetryTopicOf(r.cfg.client.Namespace, r.cfg.group)
+	for _, m := range req.msgs {
+		r.resetTopic(m, retryTopic)
+		if m.Properties == nil {
+			m.Properties = make(map[string]string, 1)
+		}
+		m.Properties[rocketmq.PropertyConsumeStartTimestamp] = startS
+	}
+	if !q.pq.begin(req.seq, req.seqs, len(req.msgs), nowMS, &q.inflight) {
+		return
+	}
+	defer q.inflight.Done()
+
+	ok := make([]bool, len(req.msgs))
+	r.runHandlers(q, req.msgs, ok)
+	rt := time.Since(now)
+
+	if q.pq.isDropped() || r.closed.Load() {
+		// Java: a dropped queue's results are not processed; whoever holds
+		// the queue now gets these messages again.
+		r.log.Debug("rocketmq: results of a dropped queue ignored", "group", r.cfg.group, "queue", queueLog(q.mq), "count", len(req.msgs))
+		return
+	}
+	nOK := 0
+	for _, v := range ok {
+		if v {
+			nOK++
+		}
+	}
+	r.stats.consumed(q.mq.Topic, r.statTopic(req.msgs), nOK, len(ok)-nOK, rt)
+
+	var keep []bool
+	if nOK < len(ok) {
+		keep = r.handleFailed(req, ok)
+	}
+	off := q.pq.remove(req.seq, req.seqs, req.msgs, keep)
+	if off >= 0 && !q.pq.isDropped() {
+		q.cell.update(off, true)
+	}
+}
+
+// statTopic is the wire topic statistics count a batch under: the
+// original topic for retried messages.
+func (r *runState) statTopic(msgs []*rocketmq.MessageExt) string {
+	return mqclient.WrapNamespace(r.cfg.client.Namespace, msgs[0].Topic)
+}
+
+// resetTopic gives a retried message its original topic back and takes
+// the namespace off (Java resetRetryAndNamespace).
+func (r *runState) resetTopic(m *rocketmq.MessageExt, retryTopic string) {
+	if m.Topic == retryTopic {
+		if t := m.Property(rocketmq.PropertyRetryTopic); t != "" {
+			m.Topic = t
+		}
+	}
+	if ns := r.cfg.client.Namespace; ns != "" {
+		m.Topic = mqclient.UnwrapNamespace(ns, m.Topic)
+	}
+}
+
+// runHandlers calls the handlers of msgs (one call for a batch of one
+// topic; messages of the retry topic may come from several) and marks
+// the acknowledged ones in ok.
+func (r *runState) runHandlers(q *queueState, msgs []*rocketmq.MessageExt, ok []bool) {
+	for i := 0; i < len(msgs); {
+		j := i + 1
+		for j < len(msgs) && msgs[j].Topic == msgs[i].Topic {
+			j++
+		}
+		s := r.c.handlerFor(mqclient.WrapNamespace(r.cfg.client.Namespace, msgs[i].Topic))
+		if s == nil {
+			r.log.Warn("rocketmq: no handler for the topic of a message, given back", "group", r.cfg.group, "topic", msgs[i].Topic, "count", j-i)
+			i = j
+			continue
+		}
+		res, err := r.call(q.ctx, s, msgs[i:j:j])
+		if res == Success && err == nil {
+			for k := i; k < j; k++ {
+				ok[k] = true
+			}
+		} else if err != nil {
+			r.log.Warn("rocketmq: handler failed, messages given back", "group", r.cfg.group, "topic", msgs[i].Topic, "err", err, "count", j-i)
+		}
+		i = j
+	}
+}
+
+// call runs the handler chain on msgs with the handler context; a panic
+// becomes RetryLater with the stack logged.
+func (r *runState) call(base context.Context, s *subscription, msgs []*rocketmq.MessageExt) (res Result, err error) {
+	hc := newHandlerCtx(base, r.cfg.consumeTimeout)
+	defer hc.release()
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("rocketmq: handler panicked, messages given back", "group", r.cfg.group, "topic", msgs[0].Topic,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			res, err = RetryLater, fmt.Errorf("rocketmq: handler panicked: %v", p)
+		}
+	}()
+	return s.chain(hc, msgs)
+}
+
+// chainOf wraps h in the interceptors, the first outermost.
+func chainOf(h Handler, in []Interceptor) Handler {
+	for i := len(in) - 1; i >= 0; i-- {
+		ic, next := in[i], h
+		h = func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) { return ic(ctx, msgs, next) }
+	}
+	return h
+}
+
+// handleFailed gives back the messages not acknowledged and returns which
+// stay held for a local retry (nil: none).
+func (r *runState) handleFailed(req *consumeReq, ok []bool) []bool {
+	if r.cfg.model == Broadcasting {
+		for i, m := range req.msgs {
+			if !ok[i] {
+				r.log.Warn("rocketmq: broadcasting: message not consumed, dropped", "group", r.cfg.group, "topic", m.Topic, "msgId", m.MsgID)
+			}
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(r.handlerCtx, sendBackTimeout)
+	defer cancel()
+	var keep []bool
+	var later []int
+	for i, m := range req.msgs {
+		if ok[i] {
+			continue
+		}
+		if err := r.sendBack(ctx, m, 0); err != nil {
+			r.log.Warn("rocketmq: message given back locally", "group", r.cfg.group, "topic", m.Topic, "msgId", m.MsgID, "err", err)
+			m.ReconsumeTimes++
+			if keep == nil {
+				keep = make([]bool, len(req.msgs))
+			}
+			keep[i] = true
+			later = append(later, i)
+		}
+	}
+	if len(later) > 0 {
+		lr := &consumeReq{q: req.q, seqs: make([]uint64, len(later))}
+		for k, i := range later {
+			lr.msgs = append(lr.msgs, req.msgs[i])
+			lr.seqs[k] = seqOf(req.seq, req.seqs, i)
+		}
+		r.submitLater(lr)
+	}
+	return keep
+}
+
+// submitLater runs req again after localRetryDelay, unless the consumer
+// stops or the queue is dropped first.
+func (r *runState) submitLater(req *consumeReq) {
+	r.gs.Go(func() {
+		t := time.NewTimer(localRetryDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.stop:
+			return
+		case <-req.q.ctx.Done():
+			return
+		}
+		select {
+		case r.work <- req:
+		case <-r.stop:
+		case <-req.q.ctx.Done():
+		}
+	})
+}
+
+// sendBack returns a message to the broker for a later retry (Java
+// DefaultMQPushConsumerImpl.sendMessageBack): CONSUMER_SEND_MSG_BACK to
+// the master of its broker, else a copy sent to the retry topic.
+func (r *runState) sendBack(ctx context.Context, m *rocketmq.MessageExt, delayLevel int32) error {
+	ns := r.cfg.client.Namespace
+	wireTopic := mqclient.WrapNamespace(ns, m.Topic)
+	maxRe := int32(r.cfg.maxReconsumeTimes)
+	err := r.sendBackRPC(ctx, m, wireTopic, delayLevel, maxRe)
+	if err == nil {
+		return nil
+	}
+	r.log.Warn("rocketmq: send-back failed, sending to the retry topic", "group", r.cfg.group, "msgId", m.MsgID, "err", err)
+	if err2 := r.sendToRetryTopic(ctx, m, wireTopic, maxRe); err2 != nil {
+		return errors.Join(err, err2)
+	}
+	return nil
+}
+
+func (r *runState) sendBackRPC(ctx context.Context, m *rocketmq.MessageExt, wireTopic string, delayLevel, maxRe int32) error {
+	addr, ok := r.cli.BrokerAddr(m.BrokerName)
+	if !ok {
+		if m.StoreHost.IsValid() {
+			addr = m.StoreHost.String()
+		} else {
+			return fmt.Errorf("rocketmq: broker %s has no master", m.BrokerName)
+		}
+	}
+	msgID := m.MsgID
+	h := remoting.ConsumerSendMsgBackRequestHeader{
+		Offset:            m.CommitLogOffset,
+		Group:             r.c.wireGroup,
+		DelayLevel:        delayLevel,
+		OriginMsgID:       &msgID,
+		OriginTopic:       &wireTopic,
+		MaxReconsumeTimes: &maxRe,
+	}
+	resp, err := r.cli.Invoke(ctx, addr, remoting.NewRequest(remoting.ConsumerSendMsgBack, h.AppendExt(nil), nil), sendBackTimeout)
+	if err != nil {
+		return err
+	}
+	return remoting.ResponseError(resp)
+}
+
+// sendToRetryTopic sends a copy of m to the group's retry topic with
+// SEND_MESSAGE_V2, as Java's fallback does through its inner producer.
+func (r *runState) sendToRetryTopic(ctx context.Context, m *rocketmq.MessageExt, wireTopic string, maxRe int32) error {
+	retryTopic := mqclient.RetryTopicOf(r.cfg.client.Namespace, r.cfg.group)
+	info, err := r.cli.PublishInfo(ctx, retryTopic, "", 0)
+	if err != nil {
+		return err
+	}
+	if len(info.Queues) == 0 {
+		return fmt.Errorf("rocketmq: %s has no writable queue", retryTopic)
+	}
+	mq := info.Queues[rand.IntN(len(info.Queues))]
+	addr, ok := r.cli.BrokerAddr(mq.BrokerName)
+	if !ok {
+		return fmt.Errorf("rocketmq: broker %s has no master", mq.BrokerName)
+	}
+	props := make(map[string]string, len(m.Properties)+4)
+	for k, v := range m.Properties {
+		props[k] = v
+	}
+	origin := m.Property(rocketmq.PropertyOriginMessageID)
+	if origin == "" {
+		origin = m.MsgID
+	}
+	props[rocketmq.PropertyOriginMessageID] = origin
+	props[rocketmq.PropertyRetryTopic] = wireTopic
+	props[rocketmq.PropertyDelayLevel] = strconv.Itoa(3 + int(m.ReconsumeTimes))
+	delete(props, rocketmq.PropertyTransactionPrepared)
+	// The producer moves these two to the header for retry topics.
+	delete(props, rocketmq.PropertyReconsumeTime)
+	delete(props, rocketmq.PropertyMaxReconsumeTimes)
+	if props[rocketmq.PropertyUniqKey] == "" {
+		props[rocketmq.PropertyUniqKey] = m.MsgID
+	}
+	ps := message.EncodeProperties(props)
+	reconsume := m.ReconsumeTimes + 1
+	bname := mq.BrokerName
+	h := remoting.SendMessageRequestHeaderV2{
+		ProducerGroup:         rocketmq.GroupClientInnerProducer,
+		Topic:                 retryTopic,
+		DefaultTopic:          rocketmq.TopicAutoCreate,
+		DefaultTopicQueueNums: 4,
+		QueueID:               int32(mq.QueueID),
+		BornTimestamp:         time.Now().UnixMilli(),
+		Flag:                  m.Flag,
+		Properties:            &ps,
+		ReconsumeTimes:        &reconsume,
+		MaxReconsumeTimes:     &maxRe,
+		BrokerName:            &bname,
+	}
+	resp, err := r.cli.Invoke(ctx, addr, remoting.NewRequest(remoting.SendMessageV2, h.AppendExt(nil), m.Body), sendBackTimeout)
+	if err != nil {
+		return err
+	}
+	return remoting.ResponseError(resp)
+}
+
+// expirySweep gives back messages whose handler has run longer than the
+// consume timeout, every consumeTimeout (Java cleanExpireMsg).
+func (r *runState) expirySweep() {
+	t := time.NewTicker(r.cfg.consumeTimeout)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.cleanExpired()
+		}
+	}
+}
+
+func (r *runState) cleanExpired() {
+	r.qmu.Lock()
+	qs := make([]*queueState, 0, len(r.queues))
+	for _, q := range r.queues {
+		qs = append(qs, q)
+	}
+	r.qmu.Unlock()
+	cutoff := time.Now().Add(-r.cfg.consumeTimeout).UnixMilli()
+	for _, q := range qs {
+		for _, e := range q.pq.expired(cutoff, expiredPerRound) {
+			ctx, cancel := context.WithTimeout(r.pullCtx, sendBackTimeout)
+			err := r.sendBack(ctx, e.msg, expiredDelayLevel)
+			cancel()
+			if err != nil {
+				r.log.Warn("rocketmq: expired message not given back", "group", r.cfg.group, "queue", queueLog(q.mq), "msgId", e.msg.MsgID, "err", err)
+				continue
+			}
+			r.log.Info("rocketmq: expired message given back", "group", r.cfg.group, "queue", queueLog(q.mq), "msgId", e.msg.MsgID, "offset", e.msg.QueueOffset)
+			if off, ok := q.pq.removeOne(e.seq, e.msg); ok && off >= 0 && !q.pq.isDropped() {
+				q.cell.update(off, true)
+			}
+		}
+	}
+}
+
+// handlerCtx is a handler's context: its base (cancelled when the queue
+// is dropped or Shutdown gives up) with the consume timeout as deadline.
+// The timer behind the deadline is made only when the handler asks for
+// Done, so a handler that never looks costs no timer.
+type handlerCtx struct {
+	base     context.Context
+	deadline time.Time
+	once     sync.Once
+	ctx      context.Context
+	cancel   context.CancelFunc
+}
+
+func newHandlerCtx(base context.Context, timeout time.Duration) *handlerCtx {
+	return &handlerCtx{base: base, deadline: time.Now().Add(timeout)}
+}
+
+func (c *handlerCtx) init() {
+	c.once.Do(func() { c.ctx, c.cancel = context.WithDeadline(c.base, c.deadline) })
+}
+
+func (c *handlerCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *handlerCtx) Done() <-chan struct{} {
+	c.init()
+	return c.ctx.Done()
+}
+
+func (c *handlerCtx) Err() error {
+	c.init()
+	return c.ctx.Err()
+}
+
+func (c *handlerCtx) Value(key any) any { return c.base.Value(key) }
+
+// release stops the deadline's timer, if one was made.
+func (c *handlerCtx) release() {
+	c.once.Do(func() {})
+	if c.cancel != nil {
+		c.cancel()
+	}
+}

@@ -1,0 +1,251 @@
+package consumer
+
+import (
+	"sync"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+)
+
+// processQueue holds the messages of one queue pulled but not yet
+// consumed (Java ProcessQueue). Pulls append in increasing offset order,
+// so the messages live in a deque ordered by offset: a consumed message is
+// marked done and the ends are trimmed past done entries, which keeps
+// every operation O(1) amortised (Java keeps a TreeMap).
+//
+// Each entry has a sequence number, seq = base + index, handed to the
+// consume request with the message; removal finds the entry by it and
+// checks the offset, so a sequence number reused after a tail trim never
+// removes the wrong message.
+type processQueue struct {
+	mu      sync.Mutex
+	ents    []pqEntry
+	head    int    // first live index in ents
+	base    uint64 // seq of ents[head]
+	count   int    // entries not done
+	bytes   int64  // body bytes of entries not done
+	highest int64  // largest offset ever added, -1 before the first
+
+	dropped bool
+	// lastPull and lastConsume are unix ms, read by RunningInfo.
+	lastPull    int64
+	lastConsume int64
+}
+
+type pqEntry struct {
+	msg   *rocketmq.MessageExt
+	start int64 // unix ms the handler started, 0 before
+	done  bool
+}
+
+func newProcessQueue() *processQueue {
+	return &processQueue{highest: -1}
+}
+
+// add appends msgs (increasing offsets, all above those held) and returns
+// the seq of the first.
+func (pq *processQueue) add(msgs []*rocketmq.MessageExt) uint64 {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	first := pq.base + uint64(len(pq.ents)-pq.head)
+	for _, m := range msgs {
+		if m.QueueOffset <= pq.highest {
+			// A repeated offset (a pull answered twice): keep the seq
+			// numbering dense by storing it done.
+			pq.ents = append(pq.ents, pqEntry{msg: m, done: true})
+			continue
+		}
+		pq.ents = append(pq.ents, pqEntry{msg: m})
+		pq.count++
+		pq.bytes += int64(len(m.Body))
+		pq.highest = m.QueueOffset
+	}
+	pq.trimLocked()
+	return first
+}
+
+// seqOf is the seq of the i-th message of a batch: base+i for a batch
+// as pulled, seqs[i] for one put together for a local retry.
+func seqOf(base uint64, seqs []uint64, i int) uint64 {
+	if seqs != nil {
+		return seqs[i]
+	}
+	return base + uint64(i)
+}
+
+// begin records the handler start time of a batch and counts it in
+// inflight; false when the queue was dropped (the batch is then not
+// consumed). Counting under mu orders it before a drop's Wait.
+func (pq *processQueue) begin(base uint64, seqs []uint64, n int, now int64, inflight *sync.WaitGroup) bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if pq.dropped {
+		return false
+	}
+	inflight.Add(1)
+	for i := 0; i < n; i++ {
+		if e := pq.entryLocked(seqOf(base, seqs, i)); e != nil && !e.done {
+			e.start = now
+		}
+	}
+	pq.lastConsume = now
+	return true
+}
+
+func (pq *processQueue) entryLocked(seq uint64) *pqEntry {
+	if seq < pq.base {
+		return nil
+	}
+	i := pq.head + int(seq-pq.base)
+	if i >= len(pq.ents) {
+		return nil
+	}
+	return &pq.ents[i]
+}
+
+// remove marks the messages consumed and returns the offset to commit:
+// the smallest offset still held, or one past the highest added when
+// nothing is held; -1 when nothing was ever added. keep[i] true leaves
+// msgs[i] held (its local retry is pending).
+func (pq *processQueue) remove(base uint64, seqs []uint64, msgs []*rocketmq.MessageExt, keep []bool) int64 {
+	now := time.Now().UnixMilli()
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	for i, m := range msgs {
+		if keep != nil && keep[i] {
+			continue
+		}
+		pq.removeOneLocked(seqOf(base, seqs, i), m)
+	}
+	pq.lastConsume = now
+	pq.trimLocked()
+	return pq.commitOffsetLocked()
+}
+
+func (pq *processQueue) removeOneLocked(seq uint64, m *rocketmq.MessageExt) bool {
+	e := pq.entryLocked(seq)
+	if e == nil || e.done || e.msg.QueueOffset != m.QueueOffset {
+		return false
+	}
+	e.done = true
+	e.msg = nil
+	pq.count--
+	pq.bytes -= int64(len(m.Body))
+	return true
+}
+
+// trimLocked drops done entries at both ends and compacts the slice when
+// the dead prefix is more than half of it.
+func (pq *processQueue) trimLocked() {
+	for pq.head < len(pq.ents) && pq.ents[pq.head].done {
+		pq.ents[pq.head] = pqEntry{}
+		pq.head++
+		pq.base++
+	}
+	for n := len(pq.ents); n > pq.head && pq.ents[n-1].done; n-- {
+		pq.ents[n-1] = pqEntry{}
+		pq.ents = pq.ents[:n-1]
+	}
+	if pq.head == len(pq.ents) {
+		pq.ents = pq.ents[:0]
+		pq.head = 0
+		return
+	}
+	if pq.head > 64 && pq.head*2 > len(pq.ents) {
+		n := copy(pq.ents, pq.ents[pq.head:])
+		clear(pq.ents[n:])
+		pq.ents = pq.ents[:n]
+		pq.head = 0
+	}
+}
+
+func (pq *processQueue) commitOffsetLocked() int64 {
+	if pq.head < len(pq.ents) {
+		return pq.ents[pq.head].msg.QueueOffset
+	}
+	if pq.highest < 0 {
+		return -1
+	}
+	return pq.highest + 1
+}
+
+// stats returns the held count, body bytes and offset span.
+func (pq *processQueue) stats() (count int, bytes int64, span int64) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.count, pq.bytes, pq.spanLocked()
+}
+
+func (pq *processQueue) spanLocked() int64 {
+	if pq.head >= len(pq.ents) {
+		return 0
+	}
+	return pq.ents[len(pq.ents)-1].msg.QueueOffset - pq.ents[pq.head].msg.QueueOffset
+}
+
+func (pq *processQueue) setDropped() {
+	pq.mu.Lock()
+	pq.dropped = true
+	pq.mu.Unlock()
+}
+
+func (pq *processQueue) isDropped() bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.dropped
+}
+
+func (pq *processQueue) setLastPull(ms int64) {
+	pq.mu.Lock()
+	pq.lastPull = ms
+	pq.mu.Unlock()
+}
+
+// expiredRef is a held message whose handler started too long ago.
+type expiredRef struct {
+	seq uint64
+	msg *rocketmq.MessageExt
+}
+
+// expired returns up to max messages whose handler started before
+// cutoff (unix ms), oldest first (Java cleanExpiredMsg looks at most at
+// 16 per round).
+func (pq *processQueue) expired(cutoff int64, max int) []expiredRef {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	var out []expiredRef
+	for i := pq.head; i < len(pq.ents) && len(out) < max; i++ {
+		e := &pq.ents[i]
+		if e.done {
+			continue
+		}
+		if e.start == 0 || e.start > cutoff {
+			// Java looks at the first message only: later ones started
+			// later or not at all.
+			break
+		}
+		out = append(out, expiredRef{seq: pq.base + uint64(i-pq.head), msg: e.msg})
+	}
+	return out
+}
+
+// removeOne takes one message out (an expired one sent back) and returns
+// the offset to commit and whether it was still held.
+func (pq *processQueue) removeOne(seq uint64, m *rocketmq.MessageExt) (int64, bool) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	ok := pq.removeOneLocked(seq, m)
+	pq.trimLocked()
+	return pq.commitOffsetLocked(), ok
+}
+
+// info fills Java's ProcessQueueInfo fields this queue has.
+func (pq *processQueue) info() (minOff, maxOff int64, count int, bytes int64, dropped bool, lastPull, lastConsume int64) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if pq.head < len(pq.ents) {
+		minOff = pq.ents[pq.head].msg.QueueOffset
+		maxOff = pq.ents[len(pq.ents)-1].msg.QueueOffset
+	}
+	return minOff, maxOff, pq.count, pq.bytes, pq.dropped, pq.lastPull, pq.lastConsume
+}

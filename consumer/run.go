@@ -1,0 +1,234 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
+)
+
+// runState is everything that lives from Start to Shutdown.
+//
+// Goroutines, all counted in gs: the rebalance loop, the persist loop, the
+// expiry sweep, one pull loop per held queue, consumeGoroutines workers,
+// and a short-lived one per local retry. Locks: qmu (the queue table) is
+// taken before a processQueue's mu, never the other way; no lock is held
+// across a network call or a handler.
+type runState struct {
+	c       *PushConsumer
+	cfg     *config
+	log     *slog.Logger
+	cli     *mqclient.Client
+	store   offsetStore
+	stats   *statsTable
+	started time.Time
+
+	// pullCtx ends at Shutdown's start: pulls and the loops stop.
+	pullCtx    context.Context
+	pullCancel context.CancelFunc
+	// handlerCtx ends when Shutdown gives up waiting for handlers.
+	handlerCtx    context.Context
+	handlerCancel context.CancelFunc
+	stop          chan struct{} // closed at Shutdown's start
+	stopping      atomic.Bool   // workers take no new request
+
+	gs      mqclient.Goroutines
+	work    chan *consumeReq
+	closed  atomic.Bool // offsets persisted: late handler results are dropped
+	rebNow  chan struct{}
+	rebMu   sync.Mutex // one rebalance at a time
+	persist sync.Mutex // one persist at a time
+
+	qmu    sync.Mutex
+	queues map[rocketmq.MessageQueue]*queueState
+}
+
+// queueState is one held queue: its process queue and pull loop.
+type queueState struct {
+	mq   rocketmq.MessageQueue
+	sub  atomic.Pointer[subscription] // replaced when the topic is subscribed again
+	pq   *processQueue
+	cell *offsetCell
+
+	// ctx is the handlers' base context: cancelled when the queue is
+	// dropped or Shutdown gives up waiting.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// pullCancel stops the pull loop; pullDone closes when it returned.
+	pullCancel context.CancelFunc
+	pullDone   chan struct{}
+	inflight   sync.WaitGroup // handlers running on this queue's messages
+
+	capCount atomic.Int64 // flow-control caps, recomputed after rebalances
+	capBytes atomic.Int64
+	flowCtl  atomic.Int64 // flow-control pauses, for logs
+	brokerID atomic.Int64 // suggested broker id for the next pull
+}
+
+func (c *PushConsumer) newRunState() (*runState, error) {
+	cli, err := mqclient.New(c.cfg.client)
+	if err != nil {
+		return nil, err
+	}
+	r := &runState{
+		c:       c,
+		cfg:     &c.cfg,
+		log:     c.log,
+		cli:     cli,
+		stats:   newStatsTable(),
+		stop:    make(chan struct{}),
+		rebNow:  make(chan struct{}, 1),
+		queues:  map[rocketmq.MessageQueue]*queueState{},
+		work:    make(chan *consumeReq, 4*c.cfg.consumeGoroutines+c.cfg.pullBatchSize),
+		started: time.Now(),
+	}
+	if c.cfg.model == Broadcasting {
+		path := localStorePath(c.cfg.offsetDir, c.cfg.client.ClientIP, c.cfg.client.InstanceName, c.cfg.client.UnitName, c.wireGroup)
+		r.store = newLocalStore(path)
+	} else {
+		r.store = newRemoteStore(cli, c.wireGroup, c.log)
+	}
+	r.pullCtx, r.pullCancel = context.WithCancel(context.Background())
+	r.handlerCtx, r.handlerCancel = context.WithCancel(context.Background())
+	return r, nil
+}
+
+func (r *runState) start(ctx context.Context) error {
+	if err := r.store.load(); err != nil {
+		return err
+	}
+	if err := r.cli.RegisterConsumer(r.c.wireGroup, &member{r: r}); err != nil {
+		return err
+	}
+	if err := r.cli.Start(ctx); err != nil {
+		return err
+	}
+	for _, s := range r.c.subscriptionList() {
+		if err := r.cli.UpdateRoute(ctx, s.wireTopic); err != nil && ctx.Err() == nil {
+			r.log.Warn("rocketmq: no route for subscribed topic yet", "group", r.cfg.group, "topic", s.topic, "err", err)
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	// Java sends a heartbeat at once so the brokers know the group and its
+	// subscriptions before the first pull.
+	if err := r.cli.SendHeartbeat(ctx); err != nil {
+		r.log.Warn("rocketmq: first heartbeat failed", "group", r.cfg.group, "err", err)
+	}
+	for i := 0; i < r.cfg.consumeGoroutines; i++ {
+		r.gs.Go(r.worker)
+	}
+	r.gs.Go(r.rebalanceLoop)
+	r.gs.Go(func() { persistLoop(r.stop, r.cfg.persistInterval, r.persistPeriodic) })
+	r.gs.Go(r.expirySweep)
+	r.rebalanceSoon()
+	return nil
+}
+
+// abort undoes a failed start.
+func (r *runState) abort() {
+	close(r.stop)
+	r.pullCancel()
+	r.handlerCancel()
+	r.gs.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.client.RequestTimeout)
+	defer cancel()
+	r.cli.UnregisterConsumer(ctx, r.c.wireGroup)
+	_ = r.cli.Close(ctx)
+}
+
+func (r *runState) rebalanceSoon() {
+	select {
+	case r.rebNow <- struct{}{}:
+	default:
+	}
+}
+
+// shutdown: stop the loops and pulls, let the handlers running now
+// finish within ctx, persist, unregister, close, wait for everything.
+func (r *runState) shutdown(ctx context.Context) error {
+	r.stopping.Store(true)
+	close(r.stop)
+	r.pullCancel()
+
+	// Every goroutine of the consumer ends at stop once its current step
+	// is over; the workers' step is a handler call. A handler calling
+	// Shutdown is not waited for.
+	r.gs.Detach()
+	drained := make(chan struct{})
+	go func() { r.gs.Wait(); close(drained) }()
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		err = ctx.Err()
+		r.handlerCancel()
+		r.log.Warn("rocketmq: shutdown: handlers still running, their contexts are cancelled", "group", r.cfg.group)
+		<-drained
+	}
+
+	// Offsets: acknowledged, even when ctx is already over.
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*r.cfg.client.RequestTimeout)
+	defer cancel()
+	mqs := r.heldQueues("")
+	if perr := r.store.persistAll(pctx, mqs, true); perr != nil {
+		r.log.Warn("rocketmq: persist offsets at shutdown", "group", r.cfg.group, "err", perr)
+		if err == nil {
+			err = perr
+		}
+	}
+	r.closed.Store(true)
+	r.qmu.Lock()
+	for _, q := range r.queues {
+		q.pq.setDropped()
+		q.cancel()
+	}
+	r.qmu.Unlock()
+	r.cli.UnregisterConsumer(pctx, r.c.wireGroup)
+	_ = r.cli.Close(pctx)
+	r.handlerCancel()
+	return err
+}
+
+// heldQueues returns the queues held for wireTopic ("" for all).
+func (r *runState) heldQueues(wireTopic string) []rocketmq.MessageQueue {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	out := make([]rocketmq.MessageQueue, 0, len(r.queues))
+	for mq := range r.queues {
+		if wireTopic == "" || mq.Topic == wireTopic {
+			out = append(out, mq)
+		}
+	}
+	return out
+}
+
+func (r *runState) persistPeriodic() {
+	r.persist.Lock()
+	defer r.persist.Unlock()
+	ctx, cancel := context.WithTimeout(r.pullCtx, r.cfg.persistInterval)
+	defer cancel()
+	if err := r.store.persistAll(ctx, r.heldQueues(""), false); err != nil && ctx.Err() == nil {
+		r.log.Debug("rocketmq: persist offsets", "group", r.cfg.group, "err", err)
+	}
+}
+
+// sleep waits d unless ctx ends first; false when it did.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+var errDropped = errors.New("rocketmq: queue dropped")
