@@ -32,6 +32,7 @@ func (b *Broker) routes() []route {
 		{remoting.GetMinOffset, server.Decoded(b.handleGetMinOffset, adminHeaderError), nil},
 		{remoting.GetEarliestMsgStoreTime, server.Decoded(b.handleGetEarliestMsgStoretime, adminHeaderError), nil},
 		{remoting.HeartBeat, b.handleHeartBeat, nil},
+		{remoting.ConsumerSendMsgBack, b.handleConsumerSendMsgBack, nil},
 		{remoting.UnregisterClient, server.Decoded(b.handleUnregisterClient, adminHeaderError), nil},
 		{remoting.GetConsumerListByGroup, server.Decoded(b.handleGetConsumerListByGroup, adminHeaderError), nil},
 		{remoting.GetAllConsumerOffset, b.handleGetAllConsumerOffset, nil},

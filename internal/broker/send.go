@@ -164,14 +164,15 @@ func pickQueue(id int32, tc *remoting.TopicConfig) (int32, bool) {
 	return rand.Int32N(tc.WriteQueueNums), true
 }
 
-// sendRetry applies the %RETRY% rules to a single send: the consumer group
-// must exist (or be auto-created), and a message consumed too often goes to
-// the group's DLQ, queue 0, without delay. 4.9.8 compares with >=, as here.
-func (b *Broker) sendRetry(req *remoting.Command, h *remoting.SendMessageRequestHeader, topic *string, queueID *int32, tc *remoting.TopicConfig) (dlq bool, resp *remoting.Command) {
+// sendRetry applies Java's handleRetryAndDLQ to a single send: the
+// consumer group must exist (or be auto-created), and a message consumed
+// too often goes to the group's DLQ, queue 0 (docs/PROTOCOL.md §9.9). 4.9.8
+// compares with >=, as here.
+func (b *Broker) sendRetry(req *remoting.Command, h *remoting.SendMessageRequestHeader, topic *string, queueID *int32, tc *remoting.TopicConfig) *remoting.Command {
 	group := (*topic)[len(rocketmq.RetryGroupTopicPrefix):]
 	gc, ok := b.groups.findOrCreate(group)
 	if !ok {
-		return false, b.sendResponse(remoting.SubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
+		return b.sendResponse(remoting.SubscriptionGroupNotExist, "subscription group not exist, "+group+" "+faqSuffix)
 	}
 	maxTimes := gc.RetryMaxTimes
 	if req.Version >= versionV349 && h.MaxReconsumeTimes != nil {
@@ -179,12 +180,12 @@ func (b *Broker) sendRetry(req *remoting.Command, h *remoting.SendMessageRequest
 	}
 	reconsume := orZero(h.ReconsumeTimes)
 	if reconsume < maxTimes {
-		return false, nil
+		return nil
 	}
 	*topic = rocketmq.DLQTopic(group)
-	*queueID = 0
-	*tc = b.topics.ensure(*topic, 1, rocketmq.PermRead|rocketmq.PermWrite)
-	return true, nil
+	*queueID = rand.Int32N(99999999) % dlqQueueNums
+	*tc = b.topics.ensure(*topic, dlqQueueNums, rocketmq.PermRead|rocketmq.PermWrite)
+	return nil
 }
 
 // propsBuf holds scratch space for building a stored properties string.
@@ -200,9 +201,8 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	}
 	respQueueID := queueID // Java answers with the requested queue, even after a rewrite
 	topic := h.Topic
-	dlq := false
 	if rocketmq.IsRetryTopic(topic) {
-		if dlq, resp = b.sendRetry(req, h, &topic, &queueID, &tc); resp != nil {
+		if resp = b.sendRetry(req, h, &topic, &queueID, &tc); resp != nil {
 			return resp
 		}
 	}
@@ -216,11 +216,13 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	if javaBool(p.tranMsg) {
 		return b.sendResponse(remoting.SystemError, remarkTxNotYet)
 	}
+	// A DLQ-bound message keeps the client's DELAY and is parked like any
+	// other (Java's handleRetryAndDLQ sets level 0 on a message whose
+	// properties the client's then replace): the fallback send of a Java
+	// consumer reaches %DLQ% after its delay level.
 	delay := 0
-	if !dlq {
-		if t := sysFlag & message.FlagTransactionMask; t == message.FlagTransactionNot || t == message.FlagTransactionCommit {
-			delay = p.delayLevel()
-		}
+	if t := sysFlag & message.FlagTransactionMask; t == message.FlagTransactionNot || t == message.FlagTransactionCommit {
+		delay = p.delayLevel()
 	}
 	var timer timerSpec // a 5.x timer message (timer.go)
 	if delay <= 0 && p.timer {
@@ -231,14 +233,11 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 
 	// The stored properties: the client's pairs, a UNIQ_KEY if it sent none,
 	// CLUSTER. A plain message loses WAIT (4.9.8 saves the bytes); a delayed
-	// one keeps it and gains REAL_TOPIC and REAL_QID (docs/PROTOCOL.md §9.5); a
-	// DLQ-bound one loses DELAY.
+	// one keeps it and gains REAL_TOPIC and REAL_QID (docs/PROTOCOL.md §9.5).
 	pb := propsBufs.Get().(*propsBuf)
 	defer propsBufs.Put(pb)
 	drop := propDropWait
 	switch {
-	case dlq:
-		drop = propDropWait | propDropDelay
 	case delay > 0:
 		drop = 0
 		if delay > len(b.delayLevels) {

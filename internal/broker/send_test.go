@@ -580,16 +580,26 @@ func TestSendRetryAndDLQ(t *testing.T) {
 	if got := e.b.store.MaxOffset(rocketmq.TopicSchedule, 4); got != 1 {
 		t.Errorf("schedule queue 4 has %d messages, want 1", got)
 	}
+	// At the maximum with a delay level (a Java consumer's fallback send):
+	// DLQ-bound, but parked first, as Java keeps the client's DELAY.
 	resp = send(3, 3, 0, sendTestProps("DELAY", "6", "TAGS", "r"))
 	sendCheckResp(t, resp, remoting.Success, "")
 	if q := sendRespHeader(t, resp).QueueID; q != 0 {
 		t.Errorf("response queue %d", q)
 	}
+	parked := sendReadBack(t, e.b, rocketmq.TopicSchedule, 5)
+	if len(parked) != 1 || parked[0].Properties["REAL_TOPIC"] != "%DLQ%RG" || parked[0].Properties["REAL_QID"] != "0" ||
+		parked[0].Properties["DELAY"] != "6" || parked[0].ReconsumeTimes != 3 {
+		t.Fatalf("schedule queue 5 holds %d messages (%+v), want the DLQ-bound one", len(parked), parked)
+	}
+	// Without a delay level it is stored in the DLQ at once.
+	resp = send(4, 3, 0, sendTestProps("TAGS", "r"))
+	sendCheckResp(t, resp, remoting.Success, "")
 	dlq := sendReadBack(t, e.b, "%DLQ%RG", 0)
 	if len(dlq) != 1 {
 		t.Fatalf("DLQ holds %d messages, want 1", len(dlq))
 	}
-	if _, ok := dlq[0].Properties["DELAY"]; ok || dlq[0].ReconsumeTimes != 3 || dlq[0].Topic != "%DLQ%RG" {
+	if _, ok := dlq[0].Properties["DELAY"]; ok || dlq[0].ReconsumeTimes != 4 || dlq[0].Topic != "%DLQ%RG" {
 		t.Errorf("DLQ message %+v props %v", dlq[0], dlq[0].Properties)
 	}
 	if tc, _ := e.b.topics.get("%DLQ%RG"); tc.WriteQueueNums != 1 || tc.Perm != 6 {

@@ -73,6 +73,12 @@ func (m *topicManager) changed() {
 
 // ensure creates topic with the given queue counts and perm unless it exists.
 func (m *topicManager) ensure(topic string, queues int32, perm int32) remoting.TopicConfig {
+	return m.ensureSys(topic, queues, perm, 0)
+}
+
+// ensureSys is ensure with a topic sys flag for a new topic (Java
+// createTopicInSendMessageBackMethod): an existing topic is returned as is.
+func (m *topicManager) ensureSys(topic string, queues, perm, sysFlag int32) remoting.TopicConfig {
 	if tc, ok := m.get(topic); ok {
 		return tc
 	}
@@ -81,6 +87,7 @@ func (m *topicManager) ensure(topic string, queues int32, perm int32) remoting.T
 	if !ok {
 		tc = remoting.NewTopicConfig(topic)
 		tc.ReadQueueNums, tc.WriteQueueNums, tc.Perm = queues, queues, perm
+		tc.TopicSysFlag = sysFlag
 		m.table[topic] = tc
 		m.bumpLocked()
 	}
