@@ -93,7 +93,10 @@ func TestFlowControl(t *testing.T) {
 		}
 		return consumer.Success, nil
 	}
-	const goroutines = 2
+	// More handler goroutines than messages the queues may hold: every
+	// message pulled goes straight into a stuck handler, and only the
+	// per-queue thresholds stop the pulls.
+	const goroutines = 256
 	e.startConsumer(t, g, topic, consumer.All, h, consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithDialer(dial),
 		consumer.WithPullBatchSize(batch), consumer.WithPullThresholdSizeForQueue(threshold), consumer.WithConsumeGoroutines(goroutines))
 
@@ -105,7 +108,6 @@ func TestFlowControl(t *testing.T) {
 	bound := int64(queues*perQueue + queues*(perQueue/bodySize)*1024)
 	floor := int64(queues * threshold << 20)
 	testutil.WaitFor(t, wait, "every queue holding its threshold", func() bool { return read.Load() >= floor })
-	testutil.WaitFor(t, wait, "both handler goroutines busy", func() bool { return entered.Load() == goroutines })
 	// Nothing happens from here on: the pulls stay paused. The consumer
 	// re-checks every 50 ms, so a second shows whether it keeps them so.
 	testutil.Poll(time.Second, func() bool {
@@ -114,9 +116,9 @@ func TestFlowControl(t *testing.T) {
 		}
 		return false
 	})
-	t.Logf("held back at %d bytes read (bound %d) of a %d MiB backlog", read.Load(), bound, backlogMiB)
-	if entered.Load() != goroutines {
-		t.Fatalf("%d handler calls with %d goroutines, each stuck", entered.Load(), goroutines)
+	t.Logf("held back at %d bytes read, %d messages (bound %d bytes) of a %d MiB backlog", read.Load(), entered.Load(), bound, backlogMiB)
+	if held, most := int(entered.Load()), queues*perQueue/bodySize; held > most {
+		t.Fatalf("%d messages in stuck handlers, bound %d", held, most)
 	}
 
 	close(release)
