@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/consumer"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
@@ -313,12 +315,13 @@ func TestPanickingHandler(t *testing.T) {
 	topic := e.newTopic(t, 4)
 	g := group(t, "")
 	rec := newRecorder()
-	e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
+	c := e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
 		if n == 1 {
 			panic("handler bug")
 		}
 		return consumer.Success, nil
-	}), consumer.WithConsumeFrom(consumer.FromFirst))
+	}), slices.Concat(retryOptions, []consumer.Option{consumer.WithConsumeFrom(consumer.FromFirst)})...)
+	waitRetryQueues(t, c)
 	p := e.newProducer(t)
 	ids := send(t, p, topic, 5)
 	rec.waitAll(t, ids, 2)
@@ -355,4 +358,55 @@ func producerTag(tag string) []producer.MessageOption {
 		return nil
 	}
 	return []producer.MessageOption{producer.Tag(tag)}
+}
+
+// TestShutdownDrains: Shutdown waits for a handler that is running, then
+// commits its message, so a new member does not get it again.
+func TestShutdownDrains(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 1)
+	g := group(t, "")
+	rec := newRecorder()
+	release := make(chan struct{})
+	var returned atomic.Bool
+	c1 := e.startConsumer(t, g, topic, consumer.All, rec.handler("first", func(context.Context, *rocketmq.MessageExt, int) (consumer.Result, error) {
+		<-release
+		returned.Store(true)
+		return consumer.Success, nil
+	}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithOffsetPersistInterval(time.Hour))
+	p := e.newProducer(t)
+	ids := send(t, p, topic, 1)
+	rec.waitAll(t, ids, 1)
+
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		done <- c1.Shutdown(ctx)
+	}()
+	// Nothing happens while the handler runs: Shutdown waits for it.
+	if testutil.Poll(300*time.Millisecond, func() bool { return len(done) > 0 }) {
+		t.Fatalf("Shutdown returned (%v) while a handler was running", <-done)
+	}
+	close(release)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(wait):
+		t.Fatal("Shutdown did not return after the handler did")
+	}
+	if !returned.Load() {
+		t.Fatal("Shutdown returned before the handler")
+	}
+	if got, err := consumed(e, g, topic); err != nil || got != 1 {
+		t.Fatalf("committed after Shutdown: %d %v, want 1", got, err)
+	}
+	later := send(t, p, topic, 1)
+	e.startConsumer(t, g, topic, consumer.All, rec.handler("second", nil), consumer.WithConsumeFrom(consumer.FromFirst))
+	rec.waitAll(t, later, 1)
+	if n := len(rec.deliveries(ids[0])); n != 1 {
+		t.Fatalf("the message handled during Shutdown was delivered %d times", n)
+	}
 }

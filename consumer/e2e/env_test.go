@@ -300,3 +300,19 @@ func (r *recorder) byMember() map[string]int {
 	}
 	return out
 }
+
+// retryOptions and waitRetryQueues prepare a consumer whose messages will
+// be given back. The broker creates %RETRY%group at the group's first
+// heartbeat and registers it with the NameServer a moment later, so the
+// consumer's first rebalance may find no route and look again only at the
+// next rebalance (20 s by default; Java's client, which reads routes from
+// its 30 s route poll, waits as long). A short interval and the wait for
+// the retry queues keep the tests to their subject.
+var retryOptions = []consumer.Option{consumer.WithRebalanceInterval(500 * time.Millisecond)}
+
+func waitRetryQueues(t *testing.T, c *consumer.PushConsumer) {
+	t.Helper()
+	testutil.WaitFor(t, wait, "the retry topic's queues assigned", func() bool {
+		return len(assigned(c, "%RETRY%"+c.Group())) > 0
+	})
+}

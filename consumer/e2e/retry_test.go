@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -13,22 +14,35 @@ import (
 	"github.com/go-rocketmq/rocketmq/producer"
 )
 
-// TestRetryOnce: a handler that asks for a retry on a message's first
-// delivery gets it again with ReconsumeTimes 1, under its original topic
-// and id, carrying what Java's send-back puts on it: RETRY_TOPIC (the
-// original topic) and ORIGIN_MESSAGE_ID (the broker's id of the first
-// delivery).
+// TestRetryOnce: a handler that fails on a message's first delivery (by
+// asking for a retry, or by returning an error, whatever result goes with
+// it) gets it again with ReconsumeTimes 1, under its original topic and
+// id, carrying what Java's send-back puts on it: RETRY_TOPIC (the original
+// topic) and ORIGIN_MESSAGE_ID (the broker's id of the first delivery).
 func TestRetryOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail func() (consumer.Result, error)
+	}{
+		{"retry later", func() (consumer.Result, error) { return consumer.RetryLater, nil }},
+		{"error", func() (consumer.Result, error) { return consumer.Success, errors.New("not now") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testRetryOnce(t, tc.fail) })
+	}
+}
+
+func testRetryOnce(t *testing.T, fail func() (consumer.Result, error)) {
 	e := start(t)
 	topic := e.newTopic(t, 4)
 	g := group(t, "")
 	rec := newRecorder()
-	e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
+	c := e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
 		if n == 1 {
-			return consumer.RetryLater, nil
+			return fail()
 		}
 		return consumer.Success, nil
-	}), consumer.WithConsumeFrom(consumer.FromFirst))
+	}), slices.Concat(retryOptions, []consumer.Option{consumer.WithConsumeFrom(consumer.FromFirst)})...)
+	waitRetryQueues(t, c)
 	p := e.newProducer(t)
 	ids := send(t, p, topic, 3, producer.Tag("TagR"))
 	rec.waitAll(t, ids, 2)
@@ -83,9 +97,10 @@ func TestDeadLetter(t *testing.T) {
 	topic := e.newTopic(t, 4)
 	g := group(t, "")
 	rec := newRecorder()
-	e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(context.Context, *rocketmq.MessageExt, int) (consumer.Result, error) {
+	c := e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(context.Context, *rocketmq.MessageExt, int) (consumer.Result, error) {
 		return consumer.RetryLater, nil
-	}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithMaxReconsumeTimes(1))
+	}), slices.Concat(retryOptions, []consumer.Option{consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithMaxReconsumeTimes(1)})...)
+	waitRetryQueues(t, c)
 	p := e.newProducer(t)
 	body := []byte("dead letter \x00\xff")
 	id := sendOne(t, p, topic, string(body), producer.Keys("dlq-1", "dlq-2"), producer.Tag("TagD"), producer.Property("user", "u1"))
