@@ -71,8 +71,8 @@ func Consumed(ctx context.Context, nameServer, group, topic string) (int64, erro
 }
 
 // consumed asks every master serving topic for the consume stats of group
-// (GET_CONSUME_STATS, 208, as the Java admin tool's consumerProgress) and
-// adds up the committed offsets of the topic's queues.
+// (GET_CONSUME_STATS, docs/PROTOCOL.md §9.8) and adds up the committed
+// offsets of the topic's queues.
 func consumed(ctx context.Context, cli *transport.Client, nameServer, group, topic string) (int64, error) {
 	rh := remoting.GetRouteInfoRequestHeader{Topic: topic}
 	resp, err := cli.Invoke(ctx, nameServer, remoting.NewRequest(remoting.GetRouteInfoByTopic, rh.AppendExt(nil), nil))
