@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -31,48 +32,130 @@ const (
 type consumeReq struct {
 	q    *queueState
 	msgs []*rocketmq.MessageExt
-	seq  uint64   // seq of msgs[0]; consecutive for a pulled batch
-	seqs []uint64 // per message, for a local retry (else nil)
+	seq  uint64     // seq of msgs[0]; consecutive for a pulled batch
+	seqs []uint64   // per message, for a local retry (else nil)
+	hc   handlerCtx // the first handler call's ctx, allocated with the request
 }
 
-// dispatch hands msgs, just added at seq, to the workers in batches. It
-// blocks while the workers are busy (one more brake besides flow
-// control) and gives up when ctx ends: those messages stay held and are
-// not acknowledged.
-func (r *runState) dispatch(ctx context.Context, q *queueState, msgs []*rocketmq.MessageExt, seq uint64) {
+// dispatch hands msgs, just added at seq, to the workers in batches.
+// The work queue is unbounded, as Java's consume executor: what a
+// consumer holds is bounded by flow control, per queue.
+func (r *runState) dispatch(q *queueState, msgs []*rocketmq.MessageExt, seq uint64) {
 	bs := r.cfg.consumeBatchSize
-	for i := 0; i < len(msgs); i += bs {
+	n := (len(msgs) + bs - 1) / bs
+	reqs := make([]consumeReq, n)
+	r.work.mu.Lock()
+	for k := range reqs {
+		i := k * bs
 		end := min(i+bs, len(msgs))
-		req := &consumeReq{q: q, msgs: msgs[i:end:end], seq: seq + uint64(i)}
-		select {
-		case r.work <- req:
-		case <-ctx.Done():
-			return
-		}
+		reqs[k] = consumeReq{q: q, msgs: msgs[i:end:end], seq: seq + uint64(i)}
+		r.work.pushLocked(&reqs[k])
 	}
+	r.work.mu.Unlock()
+	r.work.signal(n)
 }
 
 func (r *runState) worker() {
+	var st msStamp
 	for {
-		select {
-		case <-r.stop:
+		req, ok := r.work.pop()
+		if !ok || r.stopping.Load() {
 			return
-		case req := <-r.work:
-			if r.stopping.Load() {
-				return
-			}
-			r.consume(req)
 		}
+		r.consume(req, &st)
 	}
+}
+
+// msStamp caches the decimal form of a unix-ms time: one worker's batches
+// in one millisecond share it.
+type msStamp struct {
+	ms int64
+	s  string
+}
+
+func (m *msStamp) get(ms int64) string {
+	if ms != m.ms || m.s == "" {
+		m.ms, m.s = ms, strconv.FormatInt(ms, 10)
+	}
+	return m.s
+}
+
+// workQueue is the FIFO of batches waiting for a worker.
+type workQueue struct {
+	mu     sync.Mutex
+	cond   sync.Cond
+	buf    []*consumeReq
+	head   int
+	closed bool
+}
+
+func newWorkQueue() *workQueue {
+	w := &workQueue{}
+	w.cond.L = &w.mu
+	return w
+}
+
+func (w *workQueue) pushLocked(req *consumeReq) {
+	if w.head > 0 && w.head == len(w.buf) {
+		w.buf, w.head = w.buf[:0], 0
+	} else if w.head > 1024 && w.head*2 > len(w.buf) {
+		n := copy(w.buf, w.buf[w.head:])
+		clear(w.buf[n:])
+		w.buf, w.head = w.buf[:n], 0
+	}
+	w.buf = append(w.buf, req)
+}
+
+func (w *workQueue) push(req *consumeReq) {
+	w.mu.Lock()
+	w.pushLocked(req)
+	w.mu.Unlock()
+	w.cond.Signal()
+}
+
+// signal wakes up to n waiting workers.
+func (w *workQueue) signal(n int) {
+	if n > 1 {
+		w.cond.Broadcast()
+		return
+	}
+	w.cond.Signal()
+}
+
+// pop waits for a batch; false once the queue is closed.
+func (w *workQueue) pop() (*consumeReq, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.head == len(w.buf) && !w.closed {
+		w.cond.Wait()
+	}
+	if w.closed {
+		return nil, false
+	}
+	req := w.buf[w.head]
+	w.buf[w.head] = nil
+	w.head++
+	return req, true
+}
+
+// close wakes every worker for good; batches still queued are dropped
+// (not consumed, not acknowledged).
+func (w *workQueue) close() {
+	w.mu.Lock()
+	w.closed = true
+	clear(w.buf)
+	w.buf, w.head = nil, 0
+	w.mu.Unlock()
+	w.cond.Broadcast()
 }
 
 // consume runs one batch and processes its result (Java ConsumeRequest.run
 // and processConsumeResult).
-func (r *runState) consume(req *consumeReq) {
+func (r *runState) consume(req *consumeReq, st *msStamp) {
 	q := req.q
 	now := time.Now()
 	nowMS := now.UnixMilli()
-	startS := strconv.FormatInt(nowMS, 10)
+	startS := st.get(nowMS)
 	retryTopic := mqclient.RetryTopicOf(r.cfg.client.Namespace, r.cfg.group)
 	for _, m := range req.msgs {
 		r.resetTopic(m, retryTopic)
@@ -86,9 +169,16 @@ func (r *runState) consume(req *consumeReq) {
 	}
 	defer q.inflight.Done()
 
-	ok := make([]bool, len(req.msgs))
-	r.runHandlers(q, req.msgs, ok)
-	rt := time.Since(now)
+	var okBuf [16]bool
+	ok := okBuf[:0]
+	if len(req.msgs) <= len(okBuf) {
+		ok = okBuf[:len(req.msgs)]
+	} else {
+		ok = make([]bool, len(req.msgs))
+	}
+	r.runHandlers(req, ok, now)
+	end := time.Now()
+	rt := end.Sub(now)
 
 	if q.pq.isDropped() || r.closed.Load() {
 		// Java: a dropped queue's results are not processed; whoever holds
@@ -102,22 +192,20 @@ func (r *runState) consume(req *consumeReq) {
 			nOK++
 		}
 	}
-	r.stats.consumed(q.mq.Topic, r.statTopic(req.msgs), nOK, len(ok)-nOK, rt)
+	ts := q.stats
+	if ts == nil || req.msgs[0].Topic != q.userTopic {
+		ts = r.stats.topic(mqclient.WrapNamespace(r.cfg.client.Namespace, req.msgs[0].Topic))
+	}
+	ts.consumed(end.Unix(), nOK, len(ok)-nOK, rt)
 
 	var keep []bool
 	if nOK < len(ok) {
 		keep = r.handleFailed(req, ok)
 	}
-	off := q.pq.remove(req.seq, req.seqs, req.msgs, keep)
+	off := q.pq.remove(req.seq, req.seqs, req.msgs, keep, end.UnixMilli())
 	if off >= 0 && !q.pq.isDropped() {
 		q.cell.update(off, true)
 	}
-}
-
-// statTopic is the wire topic statistics count a batch under: the
-// original topic for retried messages.
-func (r *runState) statTopic(msgs []*rocketmq.MessageExt) string {
-	return mqclient.WrapNamespace(r.cfg.client.Namespace, msgs[0].Topic)
 }
 
 // resetTopic gives a retried message its original topic back and takes
@@ -136,7 +224,9 @@ func (r *runState) resetTopic(m *rocketmq.MessageExt, retryTopic string) {
 // runHandlers calls the handlers of msgs (one call for a batch of one
 // topic; messages of the retry topic may come from several) and marks
 // the acknowledged ones in ok.
-func (r *runState) runHandlers(q *queueState, msgs []*rocketmq.MessageExt, ok []bool) {
+func (r *runState) runHandlers(req *consumeReq, ok []bool, now time.Time) {
+	q, msgs := req.q, req.msgs
+	hc := &req.hc
 	for i := 0; i < len(msgs); {
 		j := i + 1
 		for j < len(msgs) && msgs[j].Topic == msgs[i].Topic {
@@ -148,7 +238,12 @@ func (r *runState) runHandlers(q *queueState, msgs []*rocketmq.MessageExt, ok []
 			i = j
 			continue
 		}
-		res, err := r.call(q.ctx, s, msgs[i:j:j])
+		if hc == nil {
+			hc = new(handlerCtx)
+		}
+		hc.init(q.ctx, now.Add(r.cfg.consumeTimeout))
+		res, err := r.call(hc, s, msgs[i:j:j])
+		hc = nil
 		if res == Success && err == nil {
 			for k := i; k < j; k++ {
 				ok[k] = true
@@ -162,8 +257,7 @@ func (r *runState) runHandlers(q *queueState, msgs []*rocketmq.MessageExt, ok []
 
 // call runs the handler chain on msgs with the handler context; a panic
 // becomes RetryLater with the stack logged.
-func (r *runState) call(base context.Context, s *subscription, msgs []*rocketmq.MessageExt) (res Result, err error) {
-	hc := newHandlerCtx(base, r.cfg.consumeTimeout)
+func (r *runState) call(hc *handlerCtx, s *subscription, msgs []*rocketmq.MessageExt) (res Result, err error) {
 	defer hc.release()
 	defer func() {
 		if p := recover(); p != nil {
@@ -237,11 +331,7 @@ func (r *runState) submitLater(req *consumeReq) {
 		case <-req.q.ctx.Done():
 			return
 		}
-		select {
-		case r.work <- req:
-		case <-r.stop:
-		case <-req.q.ctx.Done():
-		}
+		r.work.push(req)
 	})
 }
 
@@ -292,14 +382,14 @@ func (r *runState) sendBackRPC(ctx context.Context, m *rocketmq.MessageExt, wire
 // SEND_MESSAGE_V2, as Java's fallback does through its inner producer.
 func (r *runState) sendToRetryTopic(ctx context.Context, m *rocketmq.MessageExt, wireTopic string, maxRe int32) error {
 	retryTopic := mqclient.RetryTopicOf(r.cfg.client.Namespace, r.cfg.group)
-	info, err := r.cli.PublishInfo(ctx, retryTopic, "", 0)
-	if err != nil {
-		return err
+	// The retry topic may have no route yet (its broker creates it at the
+	// first heartbeat and registers it a little later): a broker creates
+	// a retry topic on a send to it, so the message's own broker takes it
+	// then.
+	mq := rocketmq.MessageQueue{Topic: retryTopic, BrokerName: m.BrokerName}
+	if info, err := r.cli.PublishInfo(ctx, retryTopic, "", 0); err == nil && len(info.Queues) > 0 {
+		mq = info.Queues[rand.IntN(len(info.Queues))]
 	}
-	if len(info.Queues) == 0 {
-		return fmt.Errorf("rocketmq: %s has no writable queue", retryTopic)
-	}
-	mq := info.Queues[rand.IntN(len(info.Queues))]
 	addr, ok := r.cli.BrokerAddr(mq.BrokerName)
 	if !ok {
 		return fmt.Errorf("rocketmq: broker %s has no master", mq.BrokerName)
@@ -388,41 +478,79 @@ func (r *runState) cleanExpired() {
 // handlerCtx is a handler's context: its base (cancelled when the queue
 // is dropped or Shutdown gives up) with the consume timeout as deadline.
 // The timer behind the deadline is made only when the handler asks for
-// Done, so a handler that never looks costs no timer.
+// Done, so a handler that never looks costs no timer. Once the handler
+// has returned, the context is over.
 type handlerCtx struct {
 	base     context.Context
 	deadline time.Time
-	once     sync.Once
+	made     atomic.Bool // ctx is set
+	mu       sync.Mutex
 	ctx      context.Context
 	cancel   context.CancelFunc
+	released bool
 }
 
-func newHandlerCtx(base context.Context, timeout time.Duration) *handlerCtx {
-	return &handlerCtx{base: base, deadline: time.Now().Add(timeout)}
+// doneCtx is the context of a handler that has returned.
+var doneCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+func newHandlerCtx(base context.Context, deadline time.Time) *handlerCtx {
+	c := new(handlerCtx)
+	c.init(base, deadline)
+	return c
 }
 
-func (c *handlerCtx) init() {
-	c.once.Do(func() { c.ctx, c.cancel = context.WithDeadline(c.base, c.deadline) })
+// init sets a zero handlerCtx up.
+func (c *handlerCtx) init(base context.Context, deadline time.Time) {
+	c.base, c.deadline = base, deadline
+}
+
+func (c *handlerCtx) get() context.Context {
+	if c.made.Load() {
+		return c.ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil {
+		if c.released {
+			c.ctx = doneCtx
+		} else {
+			c.ctx, c.cancel = context.WithDeadline(c.base, c.deadline)
+		}
+		c.made.Store(true)
+	}
+	return c.ctx
 }
 
 func (c *handlerCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 
-func (c *handlerCtx) Done() <-chan struct{} {
-	c.init()
-	return c.ctx.Done()
-}
+func (c *handlerCtx) Done() <-chan struct{} { return c.get().Done() }
 
+// Err answers without making the timer while the ctx is live.
 func (c *handlerCtx) Err() error {
-	c.init()
-	return c.ctx.Err()
+	if !c.made.Load() {
+		if err := c.base.Err(); err != nil {
+			return err
+		}
+		if time.Now().Before(c.deadline) {
+			return nil
+		}
+	}
+	return c.get().Err()
 }
 
 func (c *handlerCtx) Value(key any) any { return c.base.Value(key) }
 
-// release stops the deadline's timer, if one was made.
+// release ends the context when the handler has returned.
 func (c *handlerCtx) release() {
-	c.once.Do(func() {})
-	if c.cancel != nil {
-		c.cancel()
+	c.mu.Lock()
+	c.released = true
+	cancel := c.cancel
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
 	}
 }

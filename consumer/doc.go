@@ -1,13 +1,25 @@
-// Package consumer will hold the push consumer (concurrent and orderly
-// listeners) and the pull consumer of RocketMQ (docs/PROTOCOL.md §8), on
-// the client core every client package shares: route cache, heartbeats,
-// and the server requests a consumer answers (NOTIFY_CONSUMER_IDS_CHANGED,
-// GET_CONSUMER_RUNNING_INFO, CONSUME_MESSAGE_DIRECTLY,
-// RESET_CONSUMER_CLIENT_OFFSET, GET_CONSUMER_STATUS_FROM_CLIENT).
+// Package consumer holds the push consumer of RocketMQ (docs/PROTOCOL.md
+// §8.7–§8.10): Java's DefaultMQPushConsumer with a concurrent listener.
 //
-// This version holds the configuration only: the Option type, the options
-// shared with the producer and the admin package (WithNameServers,
-// WithNamespace, WithACL, WithTLS, WithLogger, ...; same names, meaning
-// and defaults in all three) and the consumer group. The clients
-// themselves come next.
+//	c, err := consumer.NewPush(consumer.WithGroup("my_group"), consumer.WithNameServers("127.0.0.1:9876"))
+//	err = c.Subscribe("TopicTest", consumer.Tags("TagA || TagB"), func(ctx context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
+//		// ...
+//		return consumer.Success, nil
+//	})
+//	err = c.Start(ctx)
+//	defer c.Shutdown(ctx)
+//
+// The members of a group split the queues of its topics between them
+// (clustering) or each read every queue (broadcasting). Each held queue
+// has one long-polling pull loop; pulled messages are handed to a pool of
+// handler goroutines, and the consume offset of a queue advances to its
+// smallest message not yet consumed. Offsets are kept by the brokers in
+// clustering mode and in a local file in broadcasting mode. A message a
+// handler gives back (RetryLater, an error or a panic) returns later from
+// the group's retry topic, up to the maximum reconsume times, then moves
+// to the group's dead-letter topic %DLQ%group.
+//
+// The options shared with the producer and the admin package
+// (WithNameServers, WithNamespace, WithACL, WithTLS, WithLogger, ...) have
+// the same names, meaning and defaults in all three.
 package consumer

@@ -213,8 +213,12 @@ func (m *member) ResetOffset(topic string, offsets map[rocketmq.MessageQueue]int
 	}
 	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
 	defer cancel()
-	for mq, off := range offsets {
-		if mq.Topic != topic {
+	// As Java: the queues held here; the broker has already stored the
+	// new offsets, and the other members reset theirs.
+	for _, q := range dropped {
+		mq := q.mq
+		off, ok := offsets[mq]
+		if !ok {
 			continue
 		}
 		r.store.update(mq, off, false)

@@ -20,6 +20,14 @@ func TestNewConfig(t *testing.T) {
 		{"bad group", []Option{WithGroup("a b"), WithNameServers("127.0.0.1:9876")}, false, nil},
 		{"no NameServer", []Option{WithGroup("g")}, false, rocketmq.ErrNoNameServer},
 		{"bad namespace", []Option{WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithNamespace("a%b")}, false, nil},
+		{"no goroutines", []Option{WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithConsumeGoroutines(0)}, false, nil},
+		{"batch too big", []Option{WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithConsumeBatchSize(1025)}, false, nil},
+		{"topic cap", []Option{WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithPullThresholdForTopic(0)}, false, nil},
+		{"reconsume -2", []Option{WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithMaxReconsumeTimes(-2)}, false, nil},
+		{"reconsume -1", []Option{WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithMaxReconsumeTimes(-1)}, true, nil},
+		{"no timeout", []Option{WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithConsumeTimeout(0)}, false, nil},
+		{"bad model", []Option{WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithModel(Model(7))}, false, nil},
+		{"nil strategy", []Option{WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithStrategy(nil)}, false, nil},
 	}
 	t.Setenv("NAMESRV_ADDR", "")
 	for _, tc := range tests {
@@ -35,5 +43,31 @@ func TestNewConfig(t *testing.T) {
 				t.Fatalf("config %+v", cfg)
 			}
 		})
+	}
+}
+
+func TestNewPushDefaults(t *testing.T) {
+	c, err := NewPush(WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithMaxReconsumeTimes(-1), WithNamespace("ns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.cfg.maxReconsumeTimes != 16 {
+		t.Fatalf("max reconsume times %d, want 16 for -1", c.cfg.maxReconsumeTimes)
+	}
+	if c.wireGroup != "ns%g" || c.Group() != "g" {
+		t.Fatalf("groups %q %q", c.wireGroup, c.Group())
+	}
+	if c.subscription("%RETRY%ns%g") == nil {
+		t.Fatal("clustering consumer lacks its retry subscription")
+	}
+	b, err := NewPush(WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithModel(Broadcasting))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.subscriptionList()) != 0 {
+		t.Fatal("broadcasting consumer subscribes to a retry topic")
+	}
+	if b.Assigned() != nil || b.Stats() != nil {
+		t.Fatal("a consumer not started holds queues")
 	}
 }

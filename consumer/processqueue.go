@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"sync"
-	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 )
@@ -103,12 +102,12 @@ func (pq *processQueue) entryLocked(seq uint64) *pqEntry {
 	return &pq.ents[i]
 }
 
-// remove marks the messages consumed and returns the offset to commit:
+// remove marks the messages consumed (at now, unix ms) and returns the
+// offset to commit:
 // the smallest offset still held, or one past the highest added when
 // nothing is held; -1 when nothing was ever added. keep[i] true leaves
 // msgs[i] held (its local retry is pending).
-func (pq *processQueue) remove(base uint64, seqs []uint64, msgs []*rocketmq.MessageExt, keep []bool) int64 {
-	now := time.Now().UnixMilli()
+func (pq *processQueue) remove(base uint64, seqs []uint64, msgs []*rocketmq.MessageExt, keep []bool, now int64) int64 {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	for i, m := range msgs {

@@ -34,8 +34,8 @@ func (r *runState) pullLoop(ctx context.Context, q *queueState, offset int64) {
 			}
 			continue
 		}
-		s := q.sub.Load()
-		if r.c.subscription(q.mq.Topic) == nil {
+		s := r.c.subscription(q.mq.Topic)
+		if s == nil {
 			// Unsubscribed: the next rebalance drops the queue.
 			if !sleep(ctx, pullDelayOnError) {
 				return
@@ -156,7 +156,7 @@ func (r *runState) pullOnce(ctx context.Context, q *queueState, s *subscription,
 			return 0, nil
 		}
 		seq := q.pq.add(msgs)
-		r.dispatch(ctx, q, msgs, seq)
+		r.dispatch(q, msgs, seq)
 		return len(msgs), nil
 	case remoting.PullNotFound, remoting.PullRetryImmediately:
 		*next = rh.NextBeginOffset

@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -312,6 +311,3 @@ func compareQueues(a, b rocketmq.MessageQueue) int {
 	}
 	return a.QueueID - b.QueueID
 }
-
-// errStopped: the consumer is shutting down.
-var errStopped = errors.New("rocketmq: consumer shutting down")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/rebalance"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -115,10 +116,8 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 	r.qmu.Lock()
 	var add []rocketmq.MessageQueue
 	for _, mq := range mine {
-		if q := r.queues[mq]; q == nil {
+		if r.queues[mq] == nil {
 			add = append(add, mq)
-		} else {
-			q.sub.Store(s)
 		}
 	}
 	r.qmu.Unlock()
@@ -131,7 +130,7 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 			}
 			continue
 		}
-		if r.addQueue(s, mq, off) {
+		if r.addQueue(mq, off) {
 			changed = true
 			r.log.Info("rocketmq: queue assigned", "group", r.cfg.group, "queue", queueLog(mq), "offset", off)
 		}
@@ -199,17 +198,20 @@ func (r *runState) queryOffset(ctx context.Context, mq rocketmq.MessageQueue, co
 
 // addQueue starts holding mq from offset; false when the consumer is
 // stopping or the queue is held already.
-func (r *runState) addQueue(s *subscription, mq rocketmq.MessageQueue, offset int64) bool {
+func (r *runState) addQueue(mq rocketmq.MessageQueue, offset int64) bool {
 	r.qmu.Lock()
 	defer r.qmu.Unlock()
 	if r.stopping.Load() || r.queues[mq] != nil {
 		return false
 	}
 	q := &queueState{mq: mq, pq: newProcessQueue(), cell: r.store.cell(mq), pullDone: make(chan struct{})}
+	if !rocketmq.IsRetryTopic(mq.Topic) {
+		q.userTopic = mqclient.UnwrapNamespace(r.cfg.client.Namespace, mq.Topic)
+		q.stats = r.stats.topic(mq.Topic)
+	}
 	q.ctx, q.cancel = context.WithCancel(r.handlerCtx)
 	var pctx context.Context
 	pctx, q.pullCancel = context.WithCancel(r.pullCtx)
-	q.sub.Store(s)
 	q.brokerID.Store(remoting.MasterID)
 	r.setCapsLocked(q, r.countTopicLocked(mq.Topic)+1)
 	r.queues[mq] = q

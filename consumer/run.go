@@ -38,7 +38,7 @@ type runState struct {
 	stopping      atomic.Bool   // workers take no new request
 
 	gs      mqclient.Goroutines
-	work    chan *consumeReq
+	work    *workQueue
 	closed  atomic.Bool // offsets persisted: late handler results are dropped
 	rebNow  chan struct{}
 	rebMu   sync.Mutex // one rebalance at a time
@@ -51,7 +51,6 @@ type runState struct {
 // queueState is one held queue: its process queue and pull loop.
 type queueState struct {
 	mq   rocketmq.MessageQueue
-	sub  atomic.Pointer[subscription] // replaced when the topic is subscribed again
 	pq   *processQueue
 	cell *offsetCell
 
@@ -63,6 +62,11 @@ type queueState struct {
 	pullCancel context.CancelFunc
 	pullDone   chan struct{}
 	inflight   sync.WaitGroup // handlers running on this queue's messages
+
+	// userTopic is the topic the handler sees (no namespace); stats counts
+	// its batches, retried messages excepted.
+	userTopic string
+	stats     *topicStats
 
 	capCount atomic.Int64 // flow-control caps, recomputed after rebalances
 	capBytes atomic.Int64
@@ -84,7 +88,7 @@ func (c *PushConsumer) newRunState() (*runState, error) {
 		stop:    make(chan struct{}),
 		rebNow:  make(chan struct{}, 1),
 		queues:  map[rocketmq.MessageQueue]*queueState{},
-		work:    make(chan *consumeReq, 4*c.cfg.consumeGoroutines+c.cfg.pullBatchSize),
+		work:    newWorkQueue(),
 		started: time.Now(),
 	}
 	if c.cfg.model == Broadcasting {
@@ -108,9 +112,13 @@ func (r *runState) start(ctx context.Context) error {
 	if err := r.cli.Start(ctx); err != nil {
 		return err
 	}
+	var missing []string
 	for _, s := range r.c.subscriptionList() {
 		if err := r.cli.UpdateRoute(ctx, s.wireTopic); err != nil && ctx.Err() == nil {
-			r.log.Warn("rocketmq: no route for subscribed topic yet", "group", r.cfg.group, "topic", s.topic, "err", err)
+			missing = append(missing, s.wireTopic)
+			if !rocketmq.IsRetryTopic(s.wireTopic) {
+				r.log.Warn("rocketmq: no route for subscribed topic yet", "group", r.cfg.group, "topic", s.topic, "err", err)
+			}
 		}
 	}
 	if ctx.Err() != nil {
@@ -127,13 +135,45 @@ func (r *runState) start(ctx context.Context) error {
 	r.gs.Go(r.rebalanceLoop)
 	r.gs.Go(func() { persistLoop(r.stop, r.cfg.persistInterval, r.persistPeriodic) })
 	r.gs.Go(r.expirySweep)
+	if len(missing) > 0 {
+		r.gs.Go(func() { r.awaitRoutes(missing) })
+	}
 	r.rebalanceSoon()
 	return nil
+}
+
+// awaitRoutes looks for the routes of topics that had none at Start, at
+// short intervals for a while, rebalancing as each appears. The group's
+// retry topic is the usual one: its broker creates it at the group's first
+// heartbeat and registers it with the NameServers shortly after; waiting
+// for the periodic route refresh would delay the first retries by up to
+// its period.
+func (r *runState) awaitRoutes(topics []string) {
+	delay := 100 * time.Millisecond
+	for len(topics) > 0 && delay <= 10*time.Second {
+		if !sleep(r.pullCtx, delay) {
+			return
+		}
+		delay *= 2
+		left := topics[:0]
+		for _, tp := range topics {
+			ctx, cancel := context.WithTimeout(r.pullCtx, r.cfg.client.RequestTimeout)
+			err := r.cli.UpdateRoute(ctx, tp)
+			cancel()
+			if err != nil {
+				left = append(left, tp)
+				continue
+			}
+			r.rebalanceSoon()
+		}
+		topics = left
+	}
 }
 
 // abort undoes a failed start.
 func (r *runState) abort() {
 	close(r.stop)
+	r.work.close()
 	r.pullCancel()
 	r.handlerCancel()
 	r.gs.Wait()
@@ -155,6 +195,7 @@ func (r *runState) rebalanceSoon() {
 func (r *runState) shutdown(ctx context.Context) error {
 	r.stopping.Store(true)
 	close(r.stop)
+	r.work.close()
 	r.pullCancel()
 
 	// Every goroutine of the consumer ends at stop once its current step

@@ -82,10 +82,9 @@ func (t *statsTable) pulled(wireTopic string, n int, rt time.Duration) {
 	b.pulls.Add(1)
 }
 
-// consumed counts one handler batch.
-func (t *statsTable) consumed(_, wireTopic string, ok, failed int, rt time.Duration) {
-	ts := t.topic(wireTopic)
-	b := ts.bucket(time.Now().Unix())
+// consumed counts one handler batch, ended at sec (unix seconds).
+func (ts *topicStats) consumed(sec int64, ok, failed int, rt time.Duration) {
+	b := ts.bucket(sec)
 	b.ok.Add(int64(ok))
 	b.failed.Add(int64(failed))
 	b.crt.Add(int64(rt))

@@ -1,0 +1,202 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+)
+
+func pqMsgs(offsets ...int64) []*rocketmq.MessageExt {
+	out := make([]*rocketmq.MessageExt, len(offsets))
+	for i, o := range offsets {
+		out[i] = &rocketmq.MessageExt{Message: rocketmq.Message{Body: make([]byte, 10)}, QueueOffset: o}
+	}
+	return out
+}
+
+func TestProcessQueueCommitOffset(t *testing.T) {
+	pq := newProcessQueue()
+	if got := pq.remove(0, nil, nil, nil, 0); got != -1 {
+		t.Fatalf("empty queue commit offset %d, want -1", got)
+	}
+	msgs := pqMsgs(10, 11, 12, 15, 20)
+	seq := pq.add(msgs)
+	if c, b, s := pq.stats(); c != 5 || b != 50 || s != 10 {
+		t.Fatalf("stats %d %d %d, want 5 50 10", c, b, s)
+	}
+	steps := []struct {
+		idx  int
+		want int64 // commit offset after removing msgs[idx]
+		span int64
+	}{
+		{1, 10, 10}, // the smallest held stays 10
+		{4, 10, 5},  // tail trimmed: span shrinks
+		{0, 12, 3},
+		{2, 15, 0},
+		{3, 21, 0}, // empty: one past the highest added
+	}
+	for _, st := range steps {
+		got := pq.remove(seq+uint64(st.idx), nil, msgs[st.idx:st.idx+1], nil, 0)
+		if got != st.want {
+			t.Fatalf("after removing offset %d: commit %d, want %d", msgs[st.idx].QueueOffset, got, st.want)
+		}
+		if _, _, s := pq.stats(); s != st.span {
+			t.Fatalf("after removing offset %d: span %d, want %d", msgs[st.idx].QueueOffset, s, st.span)
+		}
+	}
+	if c, b, _ := pq.stats(); c != 0 || b != 0 {
+		t.Fatalf("stats after all removed: %d %d", c, b)
+	}
+	// Removing twice changes nothing.
+	if got := pq.remove(seq, nil, msgs[:1], nil, 0); got != 21 {
+		t.Fatalf("second removal: commit %d", got)
+	}
+	// New messages after a full trim get fresh seqs that still resolve.
+	more := pqMsgs(21, 22)
+	seq2 := pq.add(more)
+	if got := pq.remove(seq2+1, nil, more[1:], nil, 0); got != 21 {
+		t.Fatalf("commit %d, want 21", got)
+	}
+	// A stale seq pointing at a reused slot does not remove the wrong one.
+	if got := pq.remove(seq2, nil, pqMsgs(99), nil, 0); got != 21 {
+		t.Fatalf("stale removal moved the offset to %d", got)
+	}
+	if got := pq.remove(seq2, nil, more[:1], nil, 0); got != 23 {
+		t.Fatalf("commit %d, want 23", got)
+	}
+}
+
+func TestProcessQueueKeepAndSeqs(t *testing.T) {
+	pq := newProcessQueue()
+	msgs := pqMsgs(0, 1, 2, 3)
+	seq := pq.add(msgs)
+	// 1 and 3 stay held for a local retry.
+	got := pq.remove(seq, nil, msgs, []bool{false, true, false, true}, 0)
+	if got != 1 {
+		t.Fatalf("commit %d, want 1", got)
+	}
+	// The retry batch carries its own seqs.
+	got = pq.remove(0, []uint64{seq + 1, seq + 3}, []*rocketmq.MessageExt{msgs[1], msgs[3]}, nil, 0)
+	if got != 4 {
+		t.Fatalf("commit %d, want 4", got)
+	}
+}
+
+func TestProcessQueueExpired(t *testing.T) {
+	pq := newProcessQueue()
+	msgs := pqMsgs(5, 6, 7)
+	seq := pq.add(msgs)
+	var wg sync.WaitGroup
+	if !pq.begin(seq, nil, 2, 1000, &wg) {
+		t.Fatal("begin on a live queue failed")
+	}
+	wg.Done()
+	exp := pq.expired(1500, 16)
+	if len(exp) != 2 || exp[0].msg.QueueOffset != 5 || exp[1].msg.QueueOffset != 6 {
+		t.Fatalf("expired %v", exp)
+	}
+	if off, ok := pq.removeOne(exp[0].seq, exp[0].msg); !ok || off != 6 {
+		t.Fatalf("removeOne: %d %v", off, ok)
+	}
+	if len(pq.expired(500, 16)) != 0 {
+		t.Fatal("nothing started before 500")
+	}
+	pq.setDropped()
+	if pq.begin(seq+2, nil, 1, 2000, &wg) {
+		t.Fatal("begin on a dropped queue succeeded")
+	}
+}
+
+// The deque compacts: a long run of add/remove keeps its backing array
+// bounded.
+func TestProcessQueueBounded(t *testing.T) {
+	pq := newProcessQueue()
+	var off int64
+	var held []*rocketmq.MessageExt
+	var seqs []uint64
+	for round := 0; round < 2000; round++ {
+		batch := pqMsgs(off, off+1, off+2, off+3)
+		off += 4
+		s := pq.add(batch)
+		for i := range batch {
+			held = append(held, batch[i])
+			seqs = append(seqs, s+uint64(i))
+		}
+		// Remove all but the newest 10, oldest last, so the head stays.
+		for len(held) > 10 {
+			i := len(held) - 11
+			pq.remove(seqs[i], nil, held[i:i+1], nil, 0)
+			if i == 0 {
+				held, seqs = held[1:], seqs[1:]
+				continue
+			}
+			held = append(held[:i], held[i+1:]...)
+			seqs = append(seqs[:i], seqs[i+1:]...)
+		}
+	}
+	if c, _, _ := pq.stats(); c != 10 {
+		t.Fatalf("held %d, want 10", c)
+	}
+	if cap(pq.ents) > 4096 {
+		t.Fatalf("backing array grew to %d", cap(pq.ents))
+	}
+}
+
+func BenchmarkProcessQueue(b *testing.B) {
+	pq := newProcessQueue()
+	msgs := pqMsgs(make([]int64, 32)...)
+	b.ReportAllocs()
+	var off int64
+	for i := 0; i < b.N; i++ {
+		for j := range msgs {
+			msgs[j].QueueOffset = off
+			off++
+		}
+		seq := pq.add(msgs)
+		for j := range msgs {
+			pq.remove(seq+uint64(j), nil, msgs[j:j+1], nil, 0)
+		}
+	}
+}
+
+func TestHandlerCtx(t *testing.T) {
+	base, cancel := context.WithCancel(context.Background())
+	c := newHandlerCtx(base, time.Now().Add(time.Hour))
+	if d, ok := c.Deadline(); !ok || time.Until(d) < 59*time.Minute {
+		t.Fatalf("deadline %v %v", d, ok)
+	}
+	if c.Err() != nil || c.made.Load() {
+		t.Fatal("live ctx: Err must be nil without making a timer")
+	}
+	cancel()
+	if !errors.Is(c.Err(), context.Canceled) {
+		t.Fatalf("Err after the base ended: %v", c.Err())
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed after the base ended")
+	}
+	c.release()
+
+	short := newHandlerCtx(context.Background(), time.Now().Add(20*time.Millisecond))
+	select {
+	case <-short.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("consume timeout did not end the ctx")
+	}
+	if !errors.Is(short.Err(), context.DeadlineExceeded) {
+		t.Fatalf("Err %v", short.Err())
+	}
+	short.release()
+	type key struct{}
+	v := newHandlerCtx(context.WithValue(context.Background(), key{}, 7), time.Now().Add(time.Second))
+	if v.Value(key{}) != 7 {
+		t.Fatal("values of the base are not visible")
+	}
+	v.release()
+}
