@@ -19,6 +19,63 @@ func (b *ResetOffsetBody) DecodeJSON(data []byte) error {
 	return fjDecodeOneField(data, "offsetTable", func(r *fjReader) { b.OffsetTable = fjReadMQMap(r, r.i64) })
 }
 
+// ResetOffsetBodyForC is the body of RESET_CONSUMER_CLIENT_OFFSET (220) a
+// broker sends a C++ client instead of ResetOffsetBody: a list rather than
+// a map keyed by message queue.
+type ResetOffsetBodyForC struct {
+	OffsetTable []MessageQueueForC
+}
+
+// MessageQueueForC is one entry of ResetOffsetBodyForC.
+type MessageQueueForC struct {
+	Topic      string
+	BrokerName string
+	QueueID    int32
+	Offset     int64
+}
+
+// AppendJSON implements JSONBody.
+func (b *ResetOffsetBodyForC) AppendJSON(dst []byte, style JSONStyle) []byte {
+	return fjAppendOneField(dst, style, "offsetTable", func(w *fjWriter) {
+		w.openArr()
+		for _, q := range b.OffsetTable {
+			w.elem()
+			w.open()
+			w.fStr("brokerName", q.BrokerName)
+			w.fI64("offset", q.Offset)
+			w.fI32("queueId", q.QueueID)
+			w.fStr("topic", q.Topic)
+			w.close()
+		}
+		w.closeArr()
+	})
+}
+
+// DecodeJSON implements JSONBody.
+func (b *ResetOffsetBodyForC) DecodeJSON(data []byte) error {
+	*b = ResetOffsetBodyForC{}
+	return fjDecodeOneField(data, "offsetTable", func(r *fjReader) {
+		r.array(func() {
+			var q MessageQueueForC
+			r.object(func(k []byte) {
+				switch string(k) {
+				case "topic":
+					q.Topic = r.str()
+				case "brokerName":
+					q.BrokerName = r.str()
+				case "queueId":
+					q.QueueID = r.i32()
+				case "offset":
+					q.Offset = r.i64()
+				default:
+					r.skip()
+				}
+			})
+			b.OffsetTable = append(b.OffsetTable, q)
+		})
+	})
+}
+
 // GetConsumerStatusBody answers GET_CONSUMER_STATUS_FROM_CLIENT (221) and
 // INVOKE_BROKER_TO_GET_CONSUMER_STATUS (223).
 type GetConsumerStatusBody struct {

@@ -571,6 +571,7 @@ func TestBodyRoundTrips(t *testing.T) {
 			ConsumeType:       ConsumeTypePassively, MessageModel: MessageModelClustering, ConsumeFromWhere: ConsumeFromLastOffset},
 		&ProducerConnection{ConnectionSet: []Connection{{ClientID: "c", ClientAddr: "a:1", Language: "JAVA", Version: 409}}},
 		&ResetOffsetBody{OffsetTable: map[rocketmq.MessageQueue]int64{mq("T", 0): 12, mq("T", 1): -1}},
+		&ResetOffsetBodyForC{OffsetTable: []MessageQueueForC{{Topic: "T", BrokerName: "b", QueueID: 1, Offset: 12}, {Topic: "T", BrokerName: "b", Offset: -1}}},
 		&GetConsumerStatusBody{MessageQueueTable: map[rocketmq.MessageQueue]int64{mq("T", 0): 1},
 			ConsumerTable: map[string]map[rocketmq.MessageQueue]int64{"c1": {mq("T", 1): 2}}},
 		&ConsumerRunningInfo{Properties: map[string]string{PropConsumeType: ConsumeTypePassively, "subscription": "{}"},

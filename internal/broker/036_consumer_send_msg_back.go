@@ -16,7 +16,7 @@ import (
 
 // CONSUMER_SEND_MSG_BACK (36): a consumer hands back a message it failed to
 // consume (Java SendMessageProcessor.asyncConsumerSendMsgBack,
-// docs/PROTOCOL.md §9.9). The broker reads the message at the header's
+// docs/PROTOCOL.md §9.4). The broker reads the message at the header's
 // commit-log offset and stores a copy in %RETRY%group behind a delay level,
 // or in %DLQ%group once it has been reconsumed too often.
 
@@ -61,6 +61,9 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c *server.Conn, 
 	}
 
 	props := m.Properties
+	if props == nil {
+		props = make(map[string]string, 6)
+	}
 	if _, ok := props[rocketmq.PropertyRetryTopic]; !ok {
 		props[rocketmq.PropertyRetryTopic] = m.Topic
 	}

@@ -289,7 +289,9 @@ const brokerVersion = 413
 func (b *Broker) handle(code int32, h server.Handler) {
 	b.srv.Handle(code, func(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
 		resp := b.serveWithFaults(ctx, c, req, code, h)
-		stampResponse(resp)
+		if !relaysClientAnswer(code) {
+			stampResponse(resp)
+		}
 		return resp
 	})
 }
@@ -341,5 +343,13 @@ func (b *Broker) serveWithFaults(ctx context.Context, c *server.Conn, req *remot
 	if b.faults.empty() {
 		return h(ctx, c, req)
 	}
-	return b.faults.Serve(ctx, code, req, func() *remoting.Command { return h(ctx, c, req) })
+	var served *remoting.Command
+	resp := b.faults.Serve(ctx, code, req, func() *remoting.Command {
+		served = h(ctx, c, req)
+		return served
+	})
+	if resp != served {
+		stampResponse(resp) // the fault's own answer
+	}
+	return resp
 }

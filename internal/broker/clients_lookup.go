@@ -1,6 +1,11 @@
 package broker
 
-import "github.com/go-rocketmq/rocketmq/internal/server"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/go-rocketmq/rocketmq/internal/server"
+)
 
 // connByClientID returns a live connection of the producer that registered
 // clientID in any group (Java ProducerManager.findChannel), or nil. Replies
@@ -17,4 +22,36 @@ func (m *clientManager) connByClientID(clientID string) *server.Conn {
 		}
 	}
 	return nil
+}
+
+// consumerChannel returns clientID's registration in group (Java
+// ConsumerManager.findChannel), false when it has none.
+func (m *clientManager) consumerChannel(group, clientID string) (clientChannel, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if g := m.consumers[group]; g != nil {
+		for _, ch := range g.channels {
+			if ch.clientID == clientID {
+				return *ch, true
+			}
+		}
+	}
+	return clientChannel{}, false
+}
+
+// consumerChannels returns copies of group's registrations ordered by
+// client id, nil when the group has no member.
+func (m *clientManager) consumerChannels(group string) []clientChannel {
+	m.mu.RLock()
+	g := m.consumers[group]
+	var out []clientChannel
+	if g != nil {
+		out = make([]clientChannel, 0, len(g.channels))
+		for _, ch := range g.channels {
+			out = append(out, *ch)
+		}
+	}
+	m.mu.RUnlock()
+	slices.SortFunc(out, func(a, b clientChannel) int { return cmp.Compare(a.clientID, b.clientID) })
+	return out
 }

@@ -74,6 +74,10 @@ type Config struct {
 	RegionID string // DefaultRegion
 	TraceOff bool   // TRACE_ON=false in send responses
 
+	// ClientCallTimeout bounds the wait for a consumer's answer when the
+	// broker asks it on an admin's behalf (5 s; broker2client.go).
+	ClientCallTimeout time.Duration
+
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
 
@@ -137,6 +141,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.TimerMaxDelay <= 0 {
 		c.TimerMaxDelay = 3 * 24 * time.Hour
+	}
+	if c.ClientCallTimeout <= 0 {
+		c.ClientCallTimeout = defaultClientCallTimeout
 	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"

@@ -32,8 +32,8 @@ func (b *Broker) routes() []route {
 		{remoting.GetMinOffset, server.Decoded(b.handleGetMinOffset, adminHeaderError), nil},
 		{remoting.GetEarliestMsgStoreTime, server.Decoded(b.handleGetEarliestMsgStoretime, adminHeaderError), nil},
 		{remoting.HeartBeat, b.handleHeartBeat, nil},
-		{remoting.ConsumerSendMsgBack, b.handleConsumerSendMsgBack, nil},
 		{remoting.UnregisterClient, server.Decoded(b.handleUnregisterClient, adminHeaderError), nil},
+		{remoting.ConsumerSendMsgBack, b.handleConsumerSendMsgBack, nil},
 		{remoting.GetConsumerListByGroup, server.Decoded(b.handleGetConsumerListByGroup, adminHeaderError), nil},
 		{remoting.GetAllConsumerOffset, b.handleGetAllConsumerOffset, nil},
 		{remoting.GetAllDelayOffset, b.handleGetAllDelayOffset, nil},
@@ -45,12 +45,23 @@ func (b *Broker) routes() []route {
 		{remoting.DeleteSubscriptionGroup, server.Decoded(b.handleDeleteSubscriptionGroup, adminHeaderError), nil},
 		{remoting.GetConsumeStats, server.Decoded(b.handleGetConsumeStats, adminHeaderError), nil},
 		{remoting.DeleteTopicInBroker, server.Decoded(b.handleDeleteTopicInBroker, adminHeaderError), nil},
+		{remoting.InvokeBrokerToResetOffset, b.handleInvokeBrokerToResetOffset, nil},
+		{remoting.InvokeBrokerToGetConsumerStatus, server.Decoded(b.handleInvokeBrokerToGetConsumerStatus, adminHeaderError), nil},
+		{remoting.GetConsumerRunningInfo, b.handleGetConsumerRunningInfo, nil},
+		{remoting.ConsumeMessageDirectly, b.handleConsumeMessageDirectly, nil},
 		{remoting.SendMessageV2, b.handleSendMessageV2, b.sendMessageV2Inline},
 		{remoting.SendBatchMessage, b.handleSendBatchMessage, b.sendBatchMessageInline},
 		{remoting.SendReplyMessage, b.handleSendReplyMessage, nil},
 		{remoting.SendReplyMessageV2, b.handleSendReplyMessageV2, nil},
 		{remoting.LitePullMessage, b.handleLitePullMessage, nil},
 	}
+}
+
+// relaysClientAnswer reports whether code is answered with a consumer's
+// own response, which keeps the consumer's language and version as Java
+// relays it (the broker's own error answers are stamped where made).
+func relaysClientAnswer(code int32) bool {
+	return code == remoting.GetConsumerRunningInfo || code == remoting.ConsumeMessageDirectly
 }
 
 // serveRoutes registers the request table with the server.

@@ -1,13 +1,16 @@
 package broker
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
 
 // retryTestBroker is a broker with short delay levels and a fast delay
@@ -247,5 +250,55 @@ func TestSendMsgBackCases(t *testing.T) {
 				t.Errorf("stored %+v", got[0])
 			}
 		})
+	}
+}
+
+// Without maxReconsumeTimes in the header the group's retryMaxTimes (16 by
+// default) decides.
+func TestSendMsgBackGroupDefaultMax(t *testing.T) {
+	b := retryTestBroker(t, nil)
+	p := clientsNewPeer(t, b, "127.0.0.1@max")
+	for _, reconsume := range []int32{15, 16} {
+		h := sendTestHeader("MaxT", 0, sendTestProps("TAGS", "T"))
+		h.ReconsumeTimes = &reconsume
+		if resp := p.invoke(t, sendV2Req(h, []byte("m"))); resp.Code != remoting.Success {
+			t.Fatalf("send: %d %q", resp.Code, resp.Remark)
+		}
+	}
+	msgs := sendReadBack(t, b, "MaxT", 0)
+	if len(msgs) != 2 || msgs[0].ReconsumeTimes != 15 || msgs[1].ReconsumeTimes != 16 {
+		t.Fatalf("stored %+v", msgs)
+	}
+	for _, m := range msgs {
+		p.sendBack(t, "MaxG", m.CommitLogOffset, 0, nil)
+	}
+	if g, _ := b.groups.get("MaxG"); g.RetryMaxTimes != 16 {
+		t.Errorf("auto-created group retryMaxTimes %d, want 16", g.RetryMaxTimes)
+	}
+	parked := sendReadBack(t, b, rocketmq.TopicSchedule, 2) // level 3 + 15, clamped
+	if len(parked) != 1 || parked[0].ReconsumeTimes != 16 || parked[0].Properties["REAL_TOPIC"] != "%RETRY%MaxG" {
+		t.Errorf("parked %+v", parked)
+	}
+	dlq := sendReadBack(t, b, "%DLQ%MaxG", 0)
+	if len(dlq) != 1 || dlq[0].ReconsumeTimes != 17 {
+		t.Errorf("DLQ %+v", dlq)
+	}
+}
+
+// A stored message without any property (a reply stored as sent, or a
+// record another broker wrote) is sent back like any other.
+func TestSendMsgBackWithoutProperties(t *testing.T) {
+	b := retryTestBroker(t, nil)
+	p := clientsNewPeer(t, b, "127.0.0.1@bare")
+	res, err := b.store.PutMessage(context.Background(), &store.PutRequest{RecordFields: message.RecordFields{
+		Topic: "BareT", Body: []byte("bare"), BornHost: pullBornHost, StoreHost: b.storeHost,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.sendBack(t, "BareG", res.PhysicalOffset, -1, nil)
+	dlq := sendReadBack(t, b, "%DLQ%BareG", 0)
+	if len(dlq) != 1 || dlq[0].Properties["RETRY_TOPIC"] != "BareT" || string(dlq[0].Body) != "bare" {
+		t.Fatalf("DLQ %+v", dlq)
 	}
 }

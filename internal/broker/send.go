@@ -166,7 +166,7 @@ func pickQueue(id int32, tc *remoting.TopicConfig) (int32, bool) {
 
 // sendRetry applies Java's handleRetryAndDLQ to a single send: the
 // consumer group must exist (or be auto-created), and a message consumed
-// too often goes to the group's DLQ, queue 0 (docs/PROTOCOL.md §9.9). 4.9.8
+// too often goes to the group's DLQ, queue 0 (docs/PROTOCOL.md §9.4). 4.9.8
 // compares with >=, as here.
 func (b *Broker) sendRetry(req *remoting.Command, h *remoting.SendMessageRequestHeader, topic *string, queueID *int32, tc *remoting.TopicConfig) *remoting.Command {
 	group := (*topic)[len(rocketmq.RetryGroupTopicPrefix):]

@@ -616,6 +616,21 @@ func TestSendRetryAndDLQ(t *testing.T) {
 	}
 }
 
+// The official Go client's fallback uses SEND_MESSAGE (V1 header), with
+// the same reconsumeTimes and maxReconsumeTimes fields.
+func TestSendRetryV1ToDLQ(t *testing.T) {
+	e := sendTestBroker(t, nil)
+	h := sendTestHeader("%RETRY%GoG", -1, sendTestProps("TAGS", "g", "RETRY_TOPIC", "GoT"))
+	h.ReconsumeTimes = remoting.Ptr(int32(1))
+	h.MaxReconsumeTimes = remoting.Ptr(int32(1))
+	resp := e.invoke(t, remoting.NewRequest(remoting.SendMessage, h.AppendExt(nil), []byte("go retry")))
+	sendCheckResp(t, resp, remoting.Success, "")
+	dlq := sendReadBack(t, e.b, "%DLQ%GoG", 0)
+	if len(dlq) != 1 || dlq[0].ReconsumeTimes != 1 || dlq[0].Properties["RETRY_TOPIC"] != "GoT" || string(dlq[0].Body) != "go retry" {
+		t.Fatalf("DLQ %+v", dlq)
+	}
+}
+
 func TestSendRetryGroupMissing(t *testing.T) {
 	e := sendTestBroker(t, func(c *Config) { c.DisableAutoCreateGroup = true })
 	resp := e.invoke(t, sendV2Req(sendTestHeader("%RETRY%Nobody", 0, ""), []byte("x")))
