@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"sync/atomic"
 	"testing"
@@ -315,13 +314,12 @@ func TestPanickingHandler(t *testing.T) {
 	topic := e.newTopic(t, 4)
 	g := group(t, "")
 	rec := newRecorder()
-	c := e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
+	e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
 		if n == 1 {
 			panic("handler bug")
 		}
 		return consumer.Success, nil
-	}), slices.Concat(retryOptions, []consumer.Option{consumer.WithConsumeFrom(consumer.FromFirst)})...)
-	waitRetryQueues(t, c)
+	}), consumer.WithConsumeFrom(consumer.FromFirst))
 	p := e.newProducer(t)
 	ids := send(t, p, topic, 5)
 	rec.waitAll(t, ids, 2)

@@ -210,7 +210,8 @@ func waitBalanced(t *testing.T, topic string, queues int, members ...*consumer.P
 
 // delivery is one message handed to a handler.
 type delivery struct {
-	seq    int64 // order of arrival over all members
+	seq    int64     // order of arrival over all members
+	at     time.Time // when the handler got it
 	member string
 	msg    *rocketmq.MessageExt
 }
@@ -246,7 +247,7 @@ func (r *recorder) handler(member string, then func(ctx context.Context, m *rock
 func (r *recorder) add(member string, m *rocketmq.MessageExt) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.byID[m.MsgID] = append(r.byID[m.MsgID], delivery{seq: r.seq.Add(1), member: member, msg: m})
+	r.byID[m.MsgID] = append(r.byID[m.MsgID], delivery{seq: r.seq.Add(1), at: time.Now(), member: member, msg: m})
 	return len(r.byID[m.MsgID])
 }
 
@@ -299,20 +300,4 @@ func (r *recorder) byMember() map[string]int {
 		}
 	}
 	return out
-}
-
-// retryOptions and waitRetryQueues prepare a consumer whose messages will
-// be given back. The broker creates %RETRY%group at the group's first
-// heartbeat and registers it with the NameServer a moment later, so the
-// consumer's first rebalance may find no route and look again only at the
-// next rebalance (20 s by default; Java's client, which reads routes from
-// its 30 s route poll, waits as long). A short interval and the wait for
-// the retry queues keep the tests to their subject.
-var retryOptions = []consumer.Option{consumer.WithRebalanceInterval(500 * time.Millisecond)}
-
-func waitRetryQueues(t *testing.T, c *consumer.PushConsumer) {
-	t.Helper()
-	testutil.WaitFor(t, wait, "the retry topic's queues assigned", func() bool {
-		return len(assigned(c, "%RETRY%"+c.Group())) > 0
-	})
 }
