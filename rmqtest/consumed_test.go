@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -64,6 +65,10 @@ func TestWaitConsumed(t *testing.T) {
 	// A wait under way sees commits made while it polls.
 	done := make(chan error, 1)
 	go func() { done <- WaitConsumed(ctx, c.NameServerAddr(), group, topic, 10) }()
+	// Nothing happens before the commit: the wait is not satisfied by 7.
+	if testutil.Poll(100*time.Millisecond, func() bool { return len(done) > 0 }) {
+		t.Fatalf("WaitConsumed for 10 returned at 7: %v", <-done)
+	}
 	commitOffset(t, cli, a, group, topic, 3, 3)
 	select {
 	case err := <-done:
