@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -38,9 +39,10 @@ const shortDelays = "50ms 100ms 150ms 200ms 250ms 300ms 350ms 400ms 450ms 500ms 
 const wait = 30 * time.Second
 
 type env struct {
-	ns      string
-	cluster *rmqtest.Cluster // nil for an external cluster
-	broker  string           // the broker new topics are created on
+	ns         string
+	cluster    *rmqtest.Cluster // nil for an external cluster
+	broker     string           // the broker new topics are created on
+	brokerAddr string           // its master's address
 }
 
 // start returns the cluster of a test: an in-process one with short
@@ -58,7 +60,8 @@ func start(t *testing.T, opts ...rmqtest.Option) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.broker = masters[0]
+	e.broker = slices.Sorted(maps.Keys(masters))[0]
+	e.brokerAddr = masters[e.broker]
 	return e
 }
 

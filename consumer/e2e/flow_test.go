@@ -136,6 +136,18 @@ func TestFlowControl(t *testing.T) {
 			if held := int(entered.Load()); held > mostMsgs {
 				t.Fatalf("%d messages in stuck handlers, bound %d", held, mostMsgs)
 			}
+			// The consumer's own figures, as the admin tool shows them.
+			var cached []int32
+			for mq, pq := range e.runningInfo(t, g).MQTable {
+				if mq.Topic != topic {
+					continue
+				}
+				cached = append(cached, pq.CachedMsgCount)
+				if int(pq.CachedMsgCount) > tc.capMsgs+batch {
+					t.Errorf("queue %d holds %d messages, bound %d", mq.QueueID, pq.CachedMsgCount, tc.capMsgs+batch)
+				}
+			}
+			t.Logf("messages held per queue (running info): %v", cached)
 			close(release)
 			if backlogMiB <= 64 {
 				e.waitConsumed(t, g, topic, int64(count))

@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,7 +48,7 @@ func startE2E(t *testing.T, brokers int) *e2e {
 			t.Fatal(err)
 		}
 		if len(masters) < brokers {
-			t.Skipf("needs %d brokers; the external cluster at %s has %d (%v)", brokers, e.ns, len(masters), masters)
+			t.Skipf("needs %d brokers; the external cluster at %s has %d (%v)", brokers, e.ns, len(masters), slices.Sorted(maps.Keys(masters)))
 		}
 	}
 	cfg := mqclient.DefaultConfig()
