@@ -51,6 +51,18 @@ func TestExactlyOnceSteadyState(t *testing.T) {
 					t.Errorf("member m%d consumed nothing: %v", i, per)
 				}
 			}
+			// Each member's statistics count what its handler acknowledged.
+			for i, c := range cs {
+				var ok, failed int64
+				for _, st := range c.Stats() {
+					if st.Topic == topic {
+						ok, failed = st.OKTotal, st.FailedTotal
+					}
+				}
+				if want := int64(per[fmt.Sprint("m", i)]); ok != want || failed != 0 {
+					t.Errorf("member m%d stats: %d ok, %d failed; want %d ok", i, ok, failed, want)
+				}
+			}
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/consumer"
 	"github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
 // TestRetryOnce: a handler that fails on a message's first delivery (by
@@ -129,5 +130,53 @@ func TestDeadLetter(t *testing.T) {
 	}
 	if got := len(dead.deliveries(id)); got != 1 {
 		t.Errorf("dead letter read %d times", got)
+	}
+}
+
+// TestNamespace: a consumer and a producer in a namespace use "ns%name" on
+// the wire for topics and the group, and the handler sees the topic
+// without it, also for a message that came back through the group's
+// retry topic (%RETRY%ns%group on the wire).
+func TestNamespace(t *testing.T) {
+	const ns = "e2ens"
+	e := start(t)
+	topic := "CE2E_NS_" + fmt.Sprint(time.Now().UnixNano()%1e9)
+	if err := rmqtest.CreateTopic(context.Background(), e.ns, ns+"%"+topic, 4, rmqtest.TopicOnBrokers(e.broker)); err != nil {
+		t.Fatal(err)
+	}
+	g := group(t, "")
+	rec := newRecorder()
+	c := e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
+		if n == 1 {
+			return consumer.RetryLater, nil
+		}
+		return consumer.Success, nil
+	}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithNamespace(ns))
+	if c.Group() != g {
+		t.Errorf("Group() = %q, want %q", c.Group(), g)
+	}
+	p, err := producer.New(producer.WithGroup("pg_e2e_ns"), producer.WithNameServers(e.ns), producer.WithNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	ids := send(t, p, topic, 4)
+	rec.waitAll(t, ids, 2)
+	e.waitConsumed(t, ns+"%"+g, ns+"%"+topic, 4)
+	e.waitConsumed(t, ns+"%"+g, "%RETRY%"+ns+"%"+g, 4)
+	for _, id := range ids {
+		for _, d := range rec.deliveries(id) {
+			if d.msg.Topic != topic {
+				t.Errorf("message %s (reconsume times %d) has topic %q, want %q", id, d.msg.ReconsumeTimes, d.msg.Topic, topic)
+			}
+		}
+	}
+	for _, q := range c.Assigned() {
+		if q.Topic != topic && q.Topic != retryTopic(g) {
+			t.Errorf("assigned queue %v: topic with the namespace", q)
+		}
 	}
 }
