@@ -59,7 +59,7 @@ func (r *runState) worker() {
 	var st msStamp
 	for {
 		req, ok := r.work.pop()
-		if !ok || r.stopping.Load() {
+		if !ok {
 			return
 		}
 		r.consume(req, &st)
@@ -82,11 +82,12 @@ func (m *msStamp) get(ms int64) string {
 
 // workQueue is the FIFO of batches waiting for a worker.
 type workQueue struct {
-	mu     sync.Mutex
-	cond   sync.Cond
-	buf    []*consumeReq
-	head   int
-	closed bool
+	mu       sync.Mutex
+	cond     sync.Cond
+	buf      []*consumeReq
+	head     int
+	closed   bool // pop fails at once
+	draining bool // pop fails once the queue is empty
 }
 
 func newWorkQueue() *workQueue {
@@ -126,16 +127,24 @@ func (w *workQueue) signal(n int) {
 func (w *workQueue) pop() (*consumeReq, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for w.head == len(w.buf) && !w.closed {
+	for w.head == len(w.buf) && !w.closed && !w.draining {
 		w.cond.Wait()
 	}
-	if w.closed {
+	if w.closed || w.head == len(w.buf) {
 		return nil, false
 	}
 	req := w.buf[w.head]
 	w.buf[w.head] = nil
 	w.head++
 	return req, true
+}
+
+// drain lets the workers take what is queued, then end.
+func (w *workQueue) drain() {
+	w.mu.Lock()
+	w.draining = true
+	w.mu.Unlock()
+	w.cond.Broadcast()
 }
 
 // close wakes every worker for good; batches still queued are dropped
@@ -321,7 +330,12 @@ func (r *runState) handleFailed(req *consumeReq, ok []bool) []bool {
 // submitLater runs req again after localRetryDelay, unless the consumer
 // stops or the queue is dropped first.
 func (r *runState) submitLater(req *consumeReq) {
-	r.gs.Go(func() {
+	if r.stopping.Load() {
+		return // Shutdown: the messages stay held, not acknowledged
+	}
+	// Counted with the workers: the calling worker is one, so the count is
+	// not zero while Shutdown may be waiting on it.
+	r.workers.Go(func() {
 		t := time.NewTimer(localRetryDelay)
 		defer t.Stop()
 		select {

@@ -100,10 +100,11 @@ func TestLocalStore(t *testing.T) {
 }
 
 func TestRemoteStore(t *testing.T) {
-	e := newEnv(t)
-	topic := e.topic(t, 2)
+	f := newFakeCluster(t)
+	topic := "T"
+	f.createTopic(topic, 2)
 	cfg := mqclient.DefaultConfig()
-	cfg.NameServers = []string{e.ns}
+	cfg.NameServers = []string{f.addr()}
 	cli, err := mqclient.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +119,10 @@ func TestRemoteStore(t *testing.T) {
 	if err != nil || len(qs) != 2 {
 		t.Fatalf("queues %v, %v", qs, err)
 	}
-	group := groupName(t)
+	group := "g1"
 	s := newRemoteStore(cli, group, cli.Logger())
-	if _, err := s.readStore(ctx, qs[0]); err != nil && !errors.Is(err, errNoOffset) {
-		t.Fatalf("readStore of a new group: %v", err)
+	if _, err := s.readStore(ctx, qs[0]); !errors.Is(err, errNoOffset) {
+		t.Fatalf("readStore of a new group: %v, want errNoOffset", err)
 	}
 	want := map[rocketmq.MessageQueue]int64{qs[0]: 3, qs[1]: 5}
 	for mq, off := range want {

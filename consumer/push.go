@@ -222,9 +222,12 @@ func (c *PushConsumer) Start(ctx context.Context) error {
 // called from a handler. Messages pulled but not consumed are delivered
 // again to whoever takes their queues.
 //
-// When ctx ends first, the handlers' contexts are cancelled and Shutdown
-// still waits for them to return, then returns ctx's error. A second
-// call waits for the first to finish.
+// Messages already pulled are still handed to the handlers while ctx
+// allows. When ctx ends first, what is left is dropped (not
+// acknowledged), the handlers' contexts are cancelled, and Shutdown
+// returns ctx's error after a short grace; a handler that ignores its
+// cancelled ctx is not waited for and its result is dropped. A second
+// call waits for the first.
 func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	c.lifeMu.Lock()
 	switch c.state {
@@ -234,7 +237,7 @@ func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	case stateClosing, stateClosed:
 		c.lifeMu.Unlock()
 		r := c.run
-		if r != nil && r.gs.Detach() {
+		if r != nil && r.workers.Detach() {
 			// A handler calling Shutdown again while the first waits for
 			// it: waiting here would wait for ourselves.
 			return nil

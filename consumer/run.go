@@ -37,7 +37,8 @@ type runState struct {
 	stop          chan struct{} // closed at Shutdown's start
 	stopping      atomic.Bool   // workers take no new request
 
-	gs      mqclient.Goroutines
+	gs      mqclient.Goroutines // loops, pull loops, local retries
+	workers mqclient.Goroutines // handler workers and waits on them
 	work    *workQueue
 	closed  atomic.Bool // offsets persisted: late handler results are dropped
 	rebNow  chan struct{}
@@ -130,7 +131,7 @@ func (r *runState) start(ctx context.Context) error {
 		r.log.Warn("rocketmq: first heartbeat failed", "group", r.cfg.group, "err", err)
 	}
 	for i := 0; i < r.cfg.consumeGoroutines; i++ {
-		r.gs.Go(r.worker)
+		r.workers.Go(r.worker)
 	}
 	r.gs.Go(r.rebalanceLoop)
 	r.gs.Go(func() { persistLoop(r.stop, r.cfg.persistInterval, r.persistPeriodic) })
@@ -177,6 +178,7 @@ func (r *runState) abort() {
 	r.pullCancel()
 	r.handlerCancel()
 	r.gs.Wait()
+	r.workers.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.client.RequestTimeout)
 	defer cancel()
 	r.cli.UnregisterConsumer(ctx, r.c.wireGroup)
@@ -190,33 +192,51 @@ func (r *runState) rebalanceSoon() {
 	}
 }
 
-// shutdown: stop the loops and pulls, let the handlers running now
-// finish within ctx, persist, unregister, close, wait for everything.
+// shutdownGrace is how long Shutdown still waits for handlers after its
+// ctx ended and their contexts were cancelled, so that handlers that
+// return promptly have their results counted before the offsets are
+// persisted.
+const shutdownGrace = time.Second
+
+// shutdown: stop the loops and pulls; let the workers run what was pulled
+// while ctx allows; then cancel the handlers' contexts and drop the rest;
+// persist, unregister, close. Handlers that ignore their cancelled ctx are
+// not waited for beyond shutdownGrace: their results are dropped.
 func (r *runState) shutdown(ctx context.Context) error {
 	r.stopping.Store(true)
 	close(r.stop)
-	r.work.close()
 	r.pullCancel()
+	r.work.drain()
 
-	// Every goroutine of the consumer ends at stop once its current step
-	// is over; the workers' step is a handler call. A handler calling
-	// Shutdown is not waited for.
+	// A handler calling Shutdown is not waited for.
+	r.workers.Detach()
 	r.gs.Detach()
-	drained := make(chan struct{})
-	go func() { r.gs.Wait(); close(drained) }()
+	loops := make(chan struct{})
+	go func() { r.gs.Wait(); close(loops) }()
+	workers := make(chan struct{})
+	go func() { r.workers.Wait(); close(workers) }()
 	var err error
 	select {
-	case <-drained:
+	case <-workers:
 	case <-ctx.Done():
 		err = ctx.Err()
+		r.work.close()
 		r.handlerCancel()
-		r.log.Warn("rocketmq: shutdown: handlers still running, their contexts are cancelled", "group", r.cfg.group)
-		<-drained
+		t := time.NewTimer(shutdownGrace)
+		select {
+		case <-workers:
+		case <-t.C:
+			r.log.Warn("rocketmq: shutdown: handlers ignore their cancelled ctx; their results are dropped", "group", r.cfg.group)
+		}
+		t.Stop()
 	}
+	// The loops and pull loops end at once: their calls are cancelled.
+	<-loops
 
 	// Offsets: acknowledged, even when ctx is already over.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*r.cfg.client.RequestTimeout)
 	defer cancel()
+	r.closed.Store(true)
 	mqs := r.heldQueues("")
 	if perr := r.store.persistAll(pctx, mqs, true); perr != nil {
 		r.log.Warn("rocketmq: persist offsets at shutdown", "group", r.cfg.group, "err", perr)
@@ -224,13 +244,13 @@ func (r *runState) shutdown(ctx context.Context) error {
 			err = perr
 		}
 	}
-	r.closed.Store(true)
 	r.qmu.Lock()
 	for _, q := range r.queues {
 		q.pq.setDropped()
 		q.cancel()
 	}
 	r.qmu.Unlock()
+	r.work.close()
 	r.cli.UnregisterConsumer(pctx, r.c.wireGroup)
 	_ = r.cli.Close(pctx)
 	r.handlerCancel()
