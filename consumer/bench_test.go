@@ -48,6 +48,7 @@ func BenchmarkConsumePath(b *testing.B) {
 		}
 	}
 	var st msStamp
+	var buf [workerTake]*consumeReq
 	b.SetBytes(int64(len(raw)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -60,11 +61,11 @@ func BenchmarkConsumePath(b *testing.B) {
 			m.QueueOffset = int64(i*batch + j)
 		}
 		msgs = r.prepare(q, s, msgs, 0, int64((i+1)*batch))
-		seq := q.pq.add(msgs)
+		seq, _ := q.pq.add(msgs)
 		r.dispatch(q, msgs, seq)
 		for k := 0; k < batch; k++ {
-			req, _ := r.work.pop()
-			r.consume(req, &st)
+			reqs, _ := r.work.pop(buf[:0], batch)
+			r.consume(reqs[0], &st)
 		}
 	}
 	b.StopTimer()

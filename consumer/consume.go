@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 
 const (
 	sendBackTimeout   = 5 * time.Second // Java consumerSendMessageBack's timeout
+	retrySendTimeout  = 3 * time.Second // Java's producer send timeout, for the fallback copy
 	localRetryDelay   = 5 * time.Second // Java submitConsumeRequestLater
 	expiredDelayLevel = 3               // Java cleanExpiredMsg's send-back level
 	expiredPerRound   = 16              // Java cleanExpiredMsg looks at 16 per queue
@@ -51,18 +53,32 @@ func (r *runState) dispatch(q *queueState, msgs []*rocketmq.MessageExt, seq uint
 		reqs[k] = consumeReq{q: q, msgs: msgs[i:end:end], seq: seq + uint64(i)}
 		r.work.pushLocked(&reqs[k])
 	}
+	wake := min(n, r.work.waiting)
 	r.work.mu.Unlock()
-	r.work.signal(n)
+	for ; wake > 0; wake-- {
+		r.work.cond.Signal()
+	}
 }
+
+// workerTake is the most batches a worker takes at once, when the queue is
+// deep enough that every worker has that many: fewer lock round trips,
+// and no worker left idle while another holds several.
+const workerTake = 4
 
 func (r *runState) worker() {
 	var st msStamp
+	var buf [workerTake]*consumeReq
 	for {
-		req, ok := r.work.pop()
+		reqs, ok := r.work.pop(buf[:0], r.cfg.consumeGoroutines)
 		if !ok {
 			return
 		}
-		r.consume(req, &st)
+		for i, req := range reqs {
+			if !r.work.shut.Load() {
+				r.consume(req, &st)
+			}
+			buf[i] = nil
+		}
 	}
 }
 
@@ -86,8 +102,10 @@ type workQueue struct {
 	cond     sync.Cond
 	buf      []*consumeReq
 	head     int
-	closed   bool // pop fails at once
-	draining bool // pop fails once the queue is empty
+	closed   bool        // pop fails at once
+	draining bool        // pop fails once the queue is empty
+	waiting  int         // workers waiting in pop
+	shut     atomic.Bool // closed, for workers holding batches already taken
 }
 
 func newWorkQueue() *workQueue {
@@ -114,29 +132,27 @@ func (w *workQueue) push(req *consumeReq) {
 	w.cond.Signal()
 }
 
-// signal wakes up to n waiting workers.
-func (w *workQueue) signal(n int) {
-	if n > 1 {
-		w.cond.Broadcast()
-		return
-	}
-	w.cond.Signal()
-}
-
-// pop waits for a batch; false once the queue is closed.
-func (w *workQueue) pop() (*consumeReq, bool) {
+// pop waits for batches and appends to dst one, or up to workerTake when
+// more than that many are queued per worker; false once the queue is
+// closed, or drained and empty.
+func (w *workQueue) pop(dst []*consumeReq, workers int) ([]*consumeReq, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.head == len(w.buf) && !w.closed && !w.draining {
+		w.waiting++
 		w.cond.Wait()
+		w.waiting--
 	}
 	if w.closed || w.head == len(w.buf) {
-		return nil, false
+		return dst, false
 	}
-	req := w.buf[w.head]
-	w.buf[w.head] = nil
-	w.head++
-	return req, true
+	n := min(workerTake, max(1, (len(w.buf)-w.head)/max(workers, 1)))
+	for ; n > 0; n-- {
+		dst = append(dst, w.buf[w.head])
+		w.buf[w.head] = nil
+		w.head++
+	}
+	return dst, true
 }
 
 // drain lets the workers take what is queued, then end.
@@ -150,6 +166,7 @@ func (w *workQueue) drain() {
 // close wakes every worker for good; batches still queued are dropped
 // (not consumed, not acknowledged).
 func (w *workQueue) close() {
+	w.shut.Store(true)
 	w.mu.Lock()
 	w.closed = true
 	clear(w.buf)
@@ -165,9 +182,8 @@ func (r *runState) consume(req *consumeReq, st *msStamp) {
 	now := time.Now()
 	nowMS := now.UnixMilli()
 	startS := st.get(nowMS)
-	retryTopic := mqclient.RetryTopicOf(r.cfg.client.Namespace, r.cfg.group)
 	for _, m := range req.msgs {
-		r.resetTopic(m, retryTopic)
+		r.resetTopic(m, r.retryTopic)
 		if m.Properties == nil {
 			m.Properties = make(map[string]string, 1)
 		}
@@ -176,7 +192,7 @@ func (r *runState) consume(req *consumeReq, st *msStamp) {
 	if !q.pq.begin(req.seq, req.seqs, len(req.msgs), nowMS, &q.inflight) {
 		return
 	}
-	defer q.inflight.Done()
+	defer q.inflight.Add(-1)
 
 	var okBuf [16]bool
 	ok := okBuf[:0]
@@ -298,17 +314,22 @@ func (r *runState) handleFailed(req *consumeReq, ok []bool) []bool {
 		}
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(r.handlerCtx, sendBackTimeout)
-	defer cancel()
 	var keep []bool
 	var later []int
 	for i, m := range req.msgs {
 		if ok[i] {
 			continue
 		}
-		if err := r.sendBack(ctx, m, 0); err != nil {
+		if !req.q.pq.holds(seqOf(req.seq, req.seqs, i), m) {
+			// The expiry sweep gave it back meanwhile.
+			continue
+		}
+		if err := r.sendBack(r.handlerCtx, m, 0); err != nil {
 			r.log.Warn("rocketmq: message given back locally", "group", r.cfg.group, "topic", m.Topic, "msgId", m.MsgID, "err", err)
 			m.ReconsumeTimes++
+			// Its body aliases the whole pull response: a copy lets
+			// the rest of that response go while it waits.
+			m.Body = slices.Clone(m.Body)
 			if keep == nil {
 				keep = make([]bool, len(req.msgs))
 			}
@@ -351,17 +372,24 @@ func (r *runState) submitLater(req *consumeReq) {
 
 // sendBack returns a message to the broker for a later retry (Java
 // DefaultMQPushConsumerImpl.sendMessageBack): CONSUMER_SEND_MSG_BACK to
-// the master of its broker, else a copy sent to the retry topic.
+// the master of its broker, else a copy sent to the retry topic. Each
+// attempt has its own timeout, derived from ctx: 5 s for the send-back as
+// Java's, 3 s for the copy as Java's producer.
 func (r *runState) sendBack(ctx context.Context, m *rocketmq.MessageExt, delayLevel int32) error {
 	ns := r.cfg.client.Namespace
 	wireTopic := mqclient.WrapNamespace(ns, m.Topic)
 	maxRe := int32(r.cfg.maxReconsumeTimes)
-	err := r.sendBackRPC(ctx, m, wireTopic, delayLevel, maxRe)
+	actx, cancel := context.WithTimeout(ctx, sendBackTimeout)
+	err := r.sendBackRPC(actx, m, wireTopic, delayLevel, maxRe)
+	cancel()
 	if err == nil {
 		return nil
 	}
 	r.log.Warn("rocketmq: send-back failed, sending to the retry topic", "group", r.cfg.group, "msgId", m.MsgID, "err", err)
-	if err2 := r.sendToRetryTopic(ctx, m, wireTopic, maxRe); err2 != nil {
+	actx, cancel = context.WithTimeout(ctx, retrySendTimeout)
+	err2 := r.sendToRetryTopic(actx, m, wireTopic, maxRe)
+	cancel()
+	if err2 != nil {
 		return errors.Join(err, err2)
 	}
 	return nil
@@ -384,6 +412,10 @@ func (r *runState) sendBackRPC(ctx context.Context, m *rocketmq.MessageExt, wire
 		OriginMsgID:       &msgID,
 		OriginTopic:       &wireTopic,
 		MaxReconsumeTimes: &maxRe,
+	}
+	if m.BrokerName != "" {
+		bname := m.BrokerName
+		h.BrokerName = &bname // Java 4.9.8 sets bname too
 	}
 	resp, err := r.cli.Invoke(ctx, addr, remoting.NewRequest(remoting.ConsumerSendMsgBack, h.AppendExt(nil), nil), sendBackTimeout)
 	if err != nil {
@@ -442,7 +474,7 @@ func (r *runState) sendToRetryTopic(ctx context.Context, m *rocketmq.MessageExt,
 		MaxReconsumeTimes:     &maxRe,
 		BrokerName:            &bname,
 	}
-	resp, err := r.cli.Invoke(ctx, addr, remoting.NewRequest(remoting.SendMessageV2, h.AppendExt(nil), m.Body), sendBackTimeout)
+	resp, err := r.cli.Invoke(ctx, addr, remoting.NewRequest(remoting.SendMessageV2, h.AppendExt(nil), m.Body), retrySendTimeout)
 	if err != nil {
 		return err
 	}
@@ -474,9 +506,7 @@ func (r *runState) cleanExpired() {
 	cutoff := time.Now().Add(-r.cfg.consumeTimeout).UnixMilli()
 	for _, q := range qs {
 		for _, e := range q.pq.expired(cutoff, expiredPerRound) {
-			ctx, cancel := context.WithTimeout(r.pullCtx, sendBackTimeout)
-			err := r.sendBack(ctx, e.msg, expiredDelayLevel)
-			cancel()
+			err := r.sendBack(r.pullCtx, e.msg, expiredDelayLevel)
 			if err != nil {
 				r.log.Warn("rocketmq: expired message not given back", "group", r.cfg.group, "queue", queueLog(q.mq), "msgId", e.msg.MsgID, "err", err)
 				continue

@@ -37,6 +37,7 @@ type fakeCluster struct {
 	commitLog int64
 	arrived   chan struct{}   // closed and replaced when a message is stored
 	failCode  map[int32]int32 // request code → response code to answer instead
+	mute      map[int32]bool  // request codes never answered
 }
 
 var fakeHost = netip.MustParseAddrPort("127.0.0.1:10911")
@@ -50,6 +51,7 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 		clients:  map[string][]string{},
 		arrived:  make(chan struct{}),
 		failCode: map[int32]int32{},
+		mute:     map[int32]bool{},
 	}
 	f.br = fakepeer.New(t, f.broker)
 	f.ns = fakepeer.New(t, f.nameServer)
@@ -152,7 +154,11 @@ func ok() *remoting.Command {
 func (f *fakeCluster) broker(req *remoting.Command) *remoting.Command {
 	f.mu.Lock()
 	code, failing := f.failCode[req.Code]
+	mute := f.mute[req.Code]
 	f.mu.Unlock()
+	if mute {
+		return nil
+	}
 	if failing {
 		return remoting.NewResponse(code, "injected")
 	}

@@ -146,7 +146,7 @@ func (m *member) ConsumeDirectly(ctx context.Context, msg *rocketmq.MessageExt, 
 	if msg.BrokerName == "" {
 		msg.BrokerName = brokerName
 	}
-	r.resetTopic(msg, mqclient.RetryTopicOf(r.cfg.client.Namespace, r.cfg.group))
+	r.resetTopic(msg, r.retryTopic)
 	start := time.Now()
 	if msg.Properties == nil {
 		msg.Properties = map[string]string{}
@@ -190,45 +190,93 @@ func (m *member) callDirect(ctx context.Context, s *subscription, msg *rocketmq.
 	return res, err, ""
 }
 
+// resetWait bounds how long a reset waits for the dropped queues' running
+// handlers (Java sleeps this long unconditionally).
+const resetWait = 10 * time.Second
+
 // ResetOffset moves topic's offsets (RESET_CONSUMER_CLIENT_OFFSET, Java
-// resetOffset): the topic's queues are dropped, their running handlers
-// waited for, the new offsets set and persisted, and a rebalance takes
-// the queues again from there.
+// MQClientInstance.resetOffset): the queues held here that the table
+// names are dropped, their pull loops and running handlers waited for
+// (at most resetWait, never holding the rebalance lock), the new offsets
+// set and persisted, and a rebalance takes the queues again from there.
+// Until then the rebalance does not take those queues, and a later reset
+// of the same queues hands its offsets to the one waiting (the latest
+// wins, as Java's resets run one after the other).
 func (m *member) ResetOffset(topic string, offsets map[rocketmq.MessageQueue]int64) {
 	r := m.r
 	if r.stopping.Load() {
 		return
 	}
 	r.rebMu.Lock()
-	defer r.rebMu.Unlock()
 	var dropped []*queueState
-	for _, mq := range r.heldQueues(topic) {
-		if q := r.dropQueue(r.pullCtx, mq, false); q != nil {
-			dropped = append(dropped, q)
+	r.qmu.Lock()
+	for mq, off := range offsets {
+		if _, ok := r.resetting[mq]; ok && mq.Topic == topic {
+			// An earlier reset is waiting for this queue: it stores the
+			// latest offset, this one.
+			r.resetting[mq] = off
 		}
 	}
-	for _, q := range dropped {
-		<-q.pullDone
-		q.inflight.Wait()
-	}
-	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
-	defer cancel()
-	// As Java: the queues held here; the broker has already stored the
-	// new offsets, and the other members reset theirs.
-	for _, q := range dropped {
-		mq := q.mq
+	r.qmu.Unlock()
+	for _, mq := range r.heldQueues(topic) {
 		off, ok := offsets[mq]
 		if !ok {
 			continue
 		}
-		r.store.update(mq, off, false)
-		if err := r.store.persist(ctx, mq); err != nil {
-			r.log.Warn("rocketmq: persist reset offset", "group", r.cfg.group, "queue", queueLog(mq), "err", err)
+		r.qmu.Lock()
+		r.resetting[mq] = off
+		r.qmu.Unlock()
+		if q := r.dropQueue(r.pullCtx, mq, false); q != nil {
+			dropped = append(dropped, q)
 		}
-		r.store.remove(mq)
 	}
-	r.log.Info("rocketmq: offsets reset", "group", r.cfg.group, "topic", topic, "queues", len(offsets))
-	r.rebalanceSoon()
+	r.rebMu.Unlock()
+	defer func() {
+		r.qmu.Lock()
+		for _, q := range dropped {
+			delete(r.resetting, q.mq)
+		}
+		r.qmu.Unlock()
+		r.rebalanceSoon()
+	}()
+
+	deadline := time.Now().Add(resetWait)
+	for _, q := range dropped {
+		for {
+			if isClosed(q.pullDone) && q.inflight.Load() == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				r.log.Warn("rocketmq: offset reset: handlers of a dropped queue still running", "group", r.cfg.group, "queue", queueLog(q.mq))
+				break
+			}
+			if !sleep(r.pullCtx, 10*time.Millisecond) {
+				return
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
+	defer cancel()
+	for _, q := range dropped {
+		r.qmu.Lock()
+		off := r.resetting[q.mq]
+		r.qmu.Unlock()
+		r.store.update(q.mq, off, false)
+		if err := r.store.persist(ctx, q.mq); err != nil {
+			r.log.Warn("rocketmq: persist reset offset", "group", r.cfg.group, "queue", queueLog(q.mq), "err", err)
+		}
+		r.store.remove(q.mq)
+	}
+	r.log.Info("rocketmq: offsets reset", "group", r.cfg.group, "topic", topic, "queues", len(dropped))
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // Offsets returns the in-memory offsets of topic's queues

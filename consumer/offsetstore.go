@@ -62,7 +62,12 @@ type offsetStore interface {
 	remove(mq rocketmq.MessageQueue)
 	// snapshot returns the in-memory offsets of topic ("" for all).
 	snapshot(topic string) map[rocketmq.MessageQueue]int64
+	// close releases what load took.
+	close()
 }
+
+// errLocked: another consumer holds the offset file.
+var errLocked = errors.New("locked")
 
 // memTable is the in-memory part both stores share.
 type memTable struct {
@@ -135,6 +140,8 @@ func newRemoteStore(cli *mqclient.Client, group string, log *slog.Logger) *remot
 
 func (s *remoteStore) load() error { return nil }
 
+func (s *remoteStore) close() {}
+
 // masterAddr finds the master of mq's broker, refreshing the route once.
 func masterAddr(ctx context.Context, cli *mqclient.Client, mq rocketmq.MessageQueue) (string, error) {
 	if a, ok := cli.BrokerAddr(mq.BrokerName); ok {
@@ -147,8 +154,22 @@ func masterAddr(ctx context.Context, cli *mqclient.Client, mq rocketmq.MessageQu
 	return "", fmt.Errorf("rocketmq: broker %s of %s has no master", mq.BrokerName, mq.Topic)
 }
 
+// offsetAddr finds where mq's offsets are read and written (Java
+// RemoteBrokerOffsetStore): the master, else, after a route refresh, any
+// replica of the broker.
+func offsetAddr(ctx context.Context, cli *mqclient.Client, mq rocketmq.MessageQueue) (string, error) {
+	if a, ok := cli.BrokerAddr(mq.BrokerName); ok {
+		return a, nil
+	}
+	_ = cli.UpdateRoute(ctx, mq.Topic)
+	if br, ok := cli.FindBroker(mq.BrokerName, remoting.MasterID, false); ok {
+		return br.Addr, nil
+	}
+	return "", fmt.Errorf("rocketmq: broker %s of %s has no known address", mq.BrokerName, mq.Topic)
+}
+
 func (s *remoteStore) readStore(ctx context.Context, mq rocketmq.MessageQueue) (int64, error) {
-	addr, err := masterAddr(ctx, s.cli, mq)
+	addr, err := offsetAddr(ctx, s.cli, mq)
 	if err != nil {
 		return -1, err
 	}
@@ -198,7 +219,7 @@ func (s *remoteStore) persist(ctx context.Context, mq rocketmq.MessageQueue) err
 // send is UPDATE_CONSUMER_OFFSET, oneway for the periodic persist as Java
 // updateConsumerOffsetOneway, acknowledged otherwise.
 func (s *remoteStore) send(ctx context.Context, mq rocketmq.MessageQueue, off int64, sync bool) error {
-	addr, err := masterAddr(ctx, s.cli, mq)
+	addr, err := offsetAddr(ctx, s.cli, mq)
 	if err != nil {
 		return err
 	}
@@ -225,8 +246,9 @@ func (s *remoteStore) send(ctx context.Context, mq rocketmq.MessageQueue, off in
 // as offsets.json.bak.
 type localStore struct {
 	memTable
-	path string
-	wmu  sync.Mutex // one writer at a time
+	path   string
+	wmu    sync.Mutex // one writer at a time
+	unlock func()     // releases offsets.json.lock, taken by load
 }
 
 // localStorePath names the file of a member. The instance is the
@@ -253,9 +275,37 @@ func newLocalStore(path string) *localStore {
 	return &localStore{memTable: memTable{cells: map[rocketmq.MessageQueue]*offsetCell{}}, path: path}
 }
 
-// load reads the file, or its .bak when the file is missing or unreadable
-// (Java readLocalOffset / readLocalOffsetBak).
+// load locks the member's file against a second consumer using it (two
+// members of a group on one host without their own instance names would
+// overwrite each other's offsets), then reads it, or its .bak when the
+// file is missing or unreadable (Java readLocalOffset / readLocalOffsetBak).
 func (s *localStore) load() error {
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return fmt.Errorf("rocketmq: offset directory: %w", err)
+	}
+	unlock, err := lockFile(s.path + ".lock")
+	if errors.Is(err, errLocked) {
+		return fmt.Errorf("rocketmq: offset file %s is in use by another consumer; give each member of the group on this host its own WithInstanceName", s.path)
+	}
+	if err != nil {
+		return fmt.Errorf("rocketmq: lock offset file: %w", err)
+	}
+	s.unlock = unlock
+	if err := s.read(); err != nil {
+		s.close()
+		return err
+	}
+	return nil
+}
+
+func (s *localStore) close() {
+	if s.unlock != nil {
+		s.unlock()
+		s.unlock = nil
+	}
+}
+
+func (s *localStore) read() error {
 	t, err := readOffsetFile(s.path)
 	if err != nil {
 		bt, berr := readOffsetFile(s.path + atomicfile.BackupSuffix)

@@ -71,11 +71,18 @@ func TestLocalStore(t *testing.T) {
 		t.Fatalf(".bak = %q, %v; want the previous file", bak, err)
 	}
 
+	// A second member on the same file is refused while the first holds it.
+	if err := newLocalStore(path).load(); err == nil || !strings.Contains(err.Error(), "WithInstanceName") {
+		t.Fatalf("second load of a held file: %v", err)
+	}
+	s.close()
+
 	// A restarted member reads what was written.
 	s2 := newLocalStore(path)
 	if err := s2.load(); err != nil {
 		t.Fatal(err)
 	}
+	defer s2.close()
 	if got := s2.readMemory(a); got != 20 {
 		t.Fatalf("reloaded offset %d, want 20", got)
 	}
@@ -90,10 +97,12 @@ func TestLocalStore(t *testing.T) {
 	if err := os.WriteFile(path, []byte("{broken"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	s2.close()
 	s3 := newLocalStore(path)
 	if err := s3.load(); err != nil {
 		t.Fatal(err)
 	}
+	defer s3.close()
 	if got := s3.readMemory(a); got != 10 {
 		t.Fatalf("offset from .bak %d, want 10", got)
 	}

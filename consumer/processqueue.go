@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-rocketmq/rocketmq"
 )
@@ -34,6 +35,7 @@ type processQueue struct {
 type pqEntry struct {
 	msg   *rocketmq.MessageExt
 	start int64 // unix ms the handler started, 0 before
+	size  int   // body bytes counted at add: a handler may change Body
 	done  bool
 }
 
@@ -41,26 +43,27 @@ func newProcessQueue() *processQueue {
 	return &processQueue{highest: -1}
 }
 
-// add appends msgs (increasing offsets, all above those held) and returns
-// the seq of the first.
-func (pq *processQueue) add(msgs []*rocketmq.MessageExt) uint64 {
+// add appends msgs (increasing offsets) and returns the seq of the first
+// and the messages it took: any at or below an offset already added (a
+// broker answering the same range twice) is left out, so that no handler
+// sees it twice.
+func (pq *processQueue) add(msgs []*rocketmq.MessageExt) (uint64, []*rocketmq.MessageExt) {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	first := pq.base + uint64(len(pq.ents)-pq.head)
+	out := msgs[:0]
 	for _, m := range msgs {
 		if m.QueueOffset <= pq.highest {
-			// A repeated offset (a pull answered twice): keep the seq
-			// numbering dense by storing it done.
-			pq.ents = append(pq.ents, pqEntry{msg: m, done: true})
 			continue
 		}
-		pq.ents = append(pq.ents, pqEntry{msg: m})
+		pq.ents = append(pq.ents, pqEntry{msg: m, size: len(m.Body)})
 		pq.count++
 		pq.bytes += int64(len(m.Body))
 		pq.highest = m.QueueOffset
+		out = append(out, m)
 	}
-	pq.trimLocked()
-	return first
+	clear(msgs[len(out):])
+	return first, out
 }
 
 // seqOf is the seq of the i-th message of a batch: base+i for a batch
@@ -74,8 +77,9 @@ func seqOf(base uint64, seqs []uint64, i int) uint64 {
 
 // begin records the handler start time of a batch and counts it in
 // inflight; false when the queue was dropped (the batch is then not
-// consumed). Counting under mu orders it before a drop's Wait.
-func (pq *processQueue) begin(base uint64, seqs []uint64, n int, now int64, inflight *sync.WaitGroup) bool {
+// consumed). Counting under mu orders it before a drop: once a queue is
+// dropped, its count only goes down.
+func (pq *processQueue) begin(base uint64, seqs []uint64, n int, now int64, inflight *atomic.Int32) bool {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	if pq.dropped {
@@ -112,6 +116,11 @@ func (pq *processQueue) remove(base uint64, seqs []uint64, msgs []*rocketmq.Mess
 	defer pq.mu.Unlock()
 	for i, m := range msgs {
 		if keep != nil && keep[i] {
+			// Waiting for a local retry, not running: the expiry sweep
+			// leaves it alone until its next begin.
+			if e := pq.entryLocked(seqOf(base, seqs, i)); e != nil && !e.done && e.msg.QueueOffset == m.QueueOffset {
+				e.start = 0
+			}
 			continue
 		}
 		pq.removeOneLocked(seqOf(base, seqs, i), m)
@@ -129,7 +138,7 @@ func (pq *processQueue) removeOneLocked(seq uint64, m *rocketmq.MessageExt) bool
 	e.done = true
 	e.msg = nil
 	pq.count--
-	pq.bytes -= int64(len(m.Body))
+	pq.bytes -= int64(e.size)
 	return true
 }
 
@@ -226,6 +235,14 @@ func (pq *processQueue) expired(cutoff int64, max int) []expiredRef {
 		out = append(out, expiredRef{seq: pq.base + uint64(i-pq.head), msg: e.msg})
 	}
 	return out
+}
+
+// holds reports whether the message at seq is still held.
+func (pq *processQueue) holds(seq uint64, m *rocketmq.MessageExt) bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	e := pq.entryLocked(seq)
+	return e != nil && !e.done && e.msg.QueueOffset == m.QueueOffset
 }
 
 // removeOne takes one message out (an expired one sent back) and returns

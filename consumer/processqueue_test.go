@@ -3,7 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,7 +24,7 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 		t.Fatalf("empty queue commit offset %d, want -1", got)
 	}
 	msgs := pqMsgs(10, 11, 12, 15, 20)
-	seq := pq.add(msgs)
+	seq, _ := pq.add(msgs)
 	if c, b, s := pq.stats(); c != 5 || b != 50 || s != 10 {
 		t.Fatalf("stats %d %d %d, want 5 50 10", c, b, s)
 	}
@@ -57,7 +57,7 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 	}
 	// New messages after a full trim get fresh seqs that still resolve.
 	more := pqMsgs(21, 22)
-	seq2 := pq.add(more)
+	seq2, _ := pq.add(more)
 	if got := pq.remove(seq2+1, nil, more[1:], nil, 0); got != 21 {
 		t.Fatalf("commit %d, want 21", got)
 	}
@@ -70,14 +70,36 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 	}
 }
 
+// A handler that replaces a body does not skew the size.
+func TestProcessQueueBodyReplaced(t *testing.T) {
+	pq := newProcessQueue()
+	msgs := pqMsgs(30, 31)
+	seq, _ := pq.add(msgs)
+	msgs[0].Body = nil
+	msgs[1].Body = make([]byte, 1000)
+	pq.remove(seq, nil, msgs, nil, 0)
+	if _, b, _ := pq.stats(); b != 0 {
+		t.Fatalf("bytes %d after removing messages whose bodies were replaced", b)
+	}
+}
+
 func TestProcessQueueKeepAndSeqs(t *testing.T) {
 	pq := newProcessQueue()
 	msgs := pqMsgs(0, 1, 2, 3)
-	seq := pq.add(msgs)
+	seq, _ := pq.add(msgs)
+	var inflight atomic.Int32
+	pq.begin(seq, nil, 4, 1000, &inflight)
 	// 1 and 3 stay held for a local retry.
 	got := pq.remove(seq, nil, msgs, []bool{false, true, false, true}, 0)
 	if got != 1 {
 		t.Fatalf("commit %d, want 1", got)
+	}
+	// Waiting for their retry, they are not running: nothing to expire.
+	if exp := pq.expired(5000, 16); len(exp) != 0 {
+		t.Fatalf("messages waiting for a local retry expired: %v", exp)
+	}
+	if !pq.holds(seq+1, msgs[1]) || pq.holds(seq, msgs[0]) {
+		t.Fatal("holds disagrees with the removals")
 	}
 	// The retry batch carries its own seqs.
 	got = pq.remove(0, []uint64{seq + 1, seq + 3}, []*rocketmq.MessageExt{msgs[1], msgs[3]}, nil, 0)
@@ -89,12 +111,12 @@ func TestProcessQueueKeepAndSeqs(t *testing.T) {
 func TestProcessQueueExpired(t *testing.T) {
 	pq := newProcessQueue()
 	msgs := pqMsgs(5, 6, 7)
-	seq := pq.add(msgs)
-	var wg sync.WaitGroup
-	if !pq.begin(seq, nil, 2, 1000, &wg) {
+	seq, _ := pq.add(msgs)
+	var inflight atomic.Int32
+	if !pq.begin(seq, nil, 2, 1000, &inflight) {
 		t.Fatal("begin on a live queue failed")
 	}
-	wg.Done()
+	inflight.Add(-1)
 	exp := pq.expired(1500, 16)
 	if len(exp) != 2 || exp[0].msg.QueueOffset != 5 || exp[1].msg.QueueOffset != 6 {
 		t.Fatalf("expired %v", exp)
@@ -106,7 +128,7 @@ func TestProcessQueueExpired(t *testing.T) {
 		t.Fatal("nothing started before 500")
 	}
 	pq.setDropped()
-	if pq.begin(seq+2, nil, 1, 2000, &wg) {
+	if pq.begin(seq+2, nil, 1, 2000, &inflight) {
 		t.Fatal("begin on a dropped queue succeeded")
 	}
 }
@@ -121,7 +143,7 @@ func TestProcessQueueBounded(t *testing.T) {
 	for round := 0; round < 2000; round++ {
 		batch := pqMsgs(off, off+1, off+2, off+3)
 		off += 4
-		s := pq.add(batch)
+		s, _ := pq.add(batch)
 		for i := range batch {
 			held = append(held, batch[i])
 			seqs = append(seqs, s+uint64(i))
@@ -156,7 +178,7 @@ func BenchmarkProcessQueue(b *testing.B) {
 			msgs[j].QueueOffset = off
 			off++
 		}
-		seq := pq.add(msgs)
+		seq, _ := pq.add(msgs)
 		for j := range msgs {
 			pq.remove(seq+uint64(j), nil, msgs[j:j+1], nil, 0)
 		}
@@ -199,4 +221,26 @@ func TestHandlerCtx(t *testing.T) {
 		t.Fatal("values of the base are not visible")
 	}
 	v.release()
+}
+
+// Offsets already added are left out of a later add.
+func TestProcessQueueRepeatedOffsets(t *testing.T) {
+	pq := newProcessQueue()
+	first := pqMsgs(0, 1, 2)
+	seq, got := pq.add(first)
+	if len(got) != 3 {
+		t.Fatalf("took %d", len(got))
+	}
+	again := pqMsgs(1, 2, 3, 4)
+	seq2, got2 := pq.add(again)
+	if len(got2) != 2 || got2[0].QueueOffset != 3 || seq2 != seq+3 {
+		t.Fatalf("second add took %d (seq %d), want offsets 3 and 4 at seq %d", len(got2), seq2, seq+3)
+	}
+	if c, _, s := pq.stats(); c != 5 || s != 4 {
+		t.Fatalf("count %d span %d", c, s)
+	}
+	pq.remove(seq, nil, got, nil, 0)
+	if off := pq.remove(seq2, nil, got2, nil, 0); off != 5 {
+		t.Fatalf("commit %d, want 5", off)
+	}
 }

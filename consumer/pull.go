@@ -155,8 +155,10 @@ func (r *runState) pullOnce(ctx context.Context, q *queueState, s *subscription,
 			r.correctOffset(q, *next)
 			return 0, nil
 		}
-		seq := q.pq.add(msgs)
-		r.dispatch(q, msgs, seq)
+		seq, msgs := q.pq.add(msgs)
+		if len(msgs) > 0 {
+			r.dispatch(q, msgs, seq)
+		}
 		return len(msgs), nil
 	case remoting.PullNotFound, remoting.PullRetryImmediately:
 		*next = rh.NextBeginOffset

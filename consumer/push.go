@@ -117,10 +117,10 @@ func (c *PushConsumer) Subscribe(topic string, sel Selector, h Handler) error {
 	if sel.Type == SelectorSQL92 && strings.TrimSpace(sel.Expression) == "" {
 		return fmt.Errorf("rocketmq: subscribe %s: empty SQL92 expression", topic)
 	}
-	if strings.HasPrefix(topic, rocketmq.RetryGroupTopicPrefix) {
-		return fmt.Errorf("rocketmq: subscribe %s: retry topics are subscribed by the consumer itself", topic)
-	}
 	wt := mqclient.WrapNamespace(c.cfg.client.Namespace, topic)
+	if wt == mqclient.RetryTopicOf(c.cfg.client.Namespace, c.cfg.group) {
+		return fmt.Errorf("rocketmq: subscribe %s: the group's retry topic is subscribed by the consumer itself", topic)
+	}
 	s := newSubscription(topic, wt, sel, h)
 	s.chain = chainOf(h, c.cfg.interceptors)
 	c.subMu.Lock()

@@ -286,12 +286,20 @@ func TestSendBackFallbacks(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		failDirect bool
-	}{{"retry topic", false}, {"local", true}} {
+		mute       bool
+	}{{"retry topic", false, false}, {"local", true, false}, {"send-back unanswered", false, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeCluster(t)
 			f.createTopic("T", 1)
 			f.put("T", 0, 1, "x", "")
-			f.fail(remoting.ConsumerSendMsgBack, remoting.SystemError)
+			if tc.mute {
+				// The send-back times out: the copy still goes out.
+				f.mu.Lock()
+				f.mute[remoting.ConsumerSendMsgBack] = true
+				f.mu.Unlock()
+			} else {
+				f.fail(remoting.ConsumerSendMsgBack, remoting.SystemError)
+			}
 			if tc.failDirect {
 				f.fail(remoting.SendMessageV2, remoting.SystemError)
 			}
@@ -659,10 +667,8 @@ func TestShutdownFromHandler(t *testing.T) {
 	if err := c.Start(context.Background()); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Start after Shutdown: %v, want ErrClosed", err)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.clients["g1"]) != 0 {
-		t.Fatalf("still registered: %v", f.clients["g1"])
+	if f.br.Count(remoting.UnregisterClient) == 0 {
+		t.Fatal("not unregistered at Shutdown")
 	}
 }
 
@@ -801,9 +807,11 @@ func TestShutdownStuckHandler(t *testing.T) {
 	stuck := make(chan struct{})
 	defer close(stuck)
 	var okDone atomic.Int32
+	var inStuck atomic.Bool
 	c := f.newConsumer(t, "g1")
 	if err := c.Subscribe("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) {
 		if string(msgs[0].Body) == "stuck-0" {
+			inStuck.Store(true)
 			<-stuck
 		}
 		okDone.Add(1)
@@ -814,7 +822,7 @@ func TestShutdownStuckHandler(t *testing.T) {
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, 10*time.Second, "the other queue consumed", func() bool { return okDone.Load() == 3 })
+	testutil.WaitFor(t, 10*time.Second, "the other queue consumed, the stuck handler running", func() bool { return okDone.Load() == 3 && inStuck.Load() })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
@@ -831,9 +839,113 @@ func TestShutdownStuckHandler(t *testing.T) {
 	if off, _ := f.committed("g1", "T", 0); off != 0 {
 		t.Fatalf("offset of the stuck queue %d, want 0", off)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.clients["g1"]) != 0 {
-		t.Fatal("still registered after Shutdown")
+	// A heartbeat already under way may land after the unregistration
+	// (the broker then forgets the client when its connection closes):
+	// count the unregistration itself.
+	if f.br.Count(remoting.UnregisterClient) == 0 {
+		t.Fatal("not unregistered at Shutdown")
 	}
+}
+
+// A reset drops only the queues its table names, waits for their running
+// handlers without holding up rebalances, and keeps the rebalance from
+// taking those queues until the new offsets are stored.
+func TestResetOffsetWaitsOutsideRebalance(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 2)
+	f.put("T", 0, 3, "a", "")
+	f.put("T", 1, 3, "b", "")
+	rec := newRecorder()
+	release := make(chan struct{})
+	var blocked atomic.Bool
+	c := f.newConsumer(t, "g1")
+	if err := c.Subscribe("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) {
+		if string(msgs[0].Body) == "a-2" && blocked.CompareAndSwap(false, true) {
+			<-release // ignores its ctx
+		}
+		return rec.handler(ctx, msgs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "handler of queue 0 blocked, queue 1 consumed", func() bool {
+		return blocked.Load() && rec.count("b-2") == 1
+	})
+	r := c.runState()
+	m := &member{r: r}
+	q0 := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	q1 := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 1}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.ResetOffset("T", map[rocketmq.MessageQueue]int64{q0: 0})
+	}()
+	testutil.WaitFor(t, 10*time.Second, "queue 0 dropped", func() bool {
+		r.qmu.Lock()
+		defer r.qmu.Unlock()
+		_, resetting := r.resetting[q0]
+		return r.queues[q0] == nil && resetting
+	})
+	// A rebalance runs meanwhile, and does not take queue 0 back.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	r.rebalance(ctx)
+	cancel()
+	r.qmu.Lock()
+	q0Held, q1Held := r.queues[q0] != nil, r.queues[q1] != nil
+	r.qmu.Unlock()
+	if q0Held || !q1Held {
+		t.Fatalf("during the reset: queue 0 held %v, queue 1 held %v", q0Held, q1Held)
+	}
+	// A second reset meanwhile hands its offset to the waiting one and
+	// returns at once: the latest wins.
+	second := make(chan struct{})
+	go func() {
+		defer close(second)
+		m.ResetOffset("T", map[rocketmq.MessageQueue]int64{q0: 1})
+	}()
+	select {
+	case <-second:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a second reset waited for the first")
+	}
+	close(release)
+	<-done
+	testutil.WaitFor(t, 10*time.Second, "queue 0 again from 1", func() bool { return rec.count("a-1") == 2 && rec.count("a-2") >= 1 })
+	if rec.count("a-0") != 1 {
+		t.Fatalf("a-0 consumed %d times: the first reset's offset won", rec.count("a-0"))
+	}
+	if off, ok := f.committed("g1", "T", 0); !ok || off > 3 {
+		t.Fatalf("queue 0 offset %d %v", off, ok)
+	}
+	if rec.count("b-0") != 1 {
+		t.Fatal("queue 1, not in the reset table, was consumed again")
+	}
+}
+
+// Two broadcasting members of a group on one host need their own instance
+// names: the second one on the same offset file is refused at Start.
+func TestBroadcastingOffsetFileInUse(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	dir := t.TempDir()
+	c1 := f.newConsumer(t, "g1", WithModel(Broadcasting), WithOffsetStoreDir(dir))
+	if err := c1.Subscribe("T", All, newRecorder().handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c1)
+	c2 := f.newConsumer(t, "g1", WithModel(Broadcasting), WithOffsetStoreDir(dir))
+	if err := c2.Subscribe("T", All, newRecorder().handler); err != nil {
+		t.Fatal(err)
+	}
+	if err := c2.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "WithInstanceName") {
+		t.Fatalf("second member on the same file: %v", err)
+	}
+	if err := c1.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	c3 := f.newConsumer(t, "g1", WithModel(Broadcasting), WithOffsetStoreDir(dir))
+	if err := c3.Subscribe("T", All, newRecorder().handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c3)
 }

@@ -116,7 +116,7 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 	r.qmu.Lock()
 	var add []rocketmq.MessageQueue
 	for _, mq := range mine {
-		if r.queues[mq] == nil {
+		if _, resetting := r.resetting[mq]; r.queues[mq] == nil && !resetting {
 			add = append(add, mq)
 		}
 	}
@@ -201,7 +201,7 @@ func (r *runState) queryOffset(ctx context.Context, mq rocketmq.MessageQueue, co
 func (r *runState) addQueue(mq rocketmq.MessageQueue, offset int64) bool {
 	r.qmu.Lock()
 	defer r.qmu.Unlock()
-	if r.stopping.Load() || r.queues[mq] != nil {
+	if _, resetting := r.resetting[mq]; r.stopping.Load() || r.queues[mq] != nil || resetting {
 		return false
 	}
 	q := &queueState{mq: mq, pq: newProcessQueue(), cell: r.store.cell(mq), pullDone: make(chan struct{})}

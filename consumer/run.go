@@ -17,8 +17,9 @@ import (
 // Goroutines, all counted in gs: the rebalance loop, the persist loop, the
 // expiry sweep, one pull loop per held queue, consumeGoroutines workers,
 // and a short-lived one per local retry. Locks: qmu (the queue table) is
-// taken before a processQueue's mu, never the other way; no lock is held
-// across a network call or a handler.
+// taken before a processQueue's mu, never the other way; rebMu and
+// persist are the only locks held across network calls, none across a
+// handler.
 type runState struct {
 	c       *PushConsumer
 	cfg     *config
@@ -27,6 +28,8 @@ type runState struct {
 	store   offsetStore
 	stats   *statsTable
 	started time.Time
+	// retryTopic is the group's retry topic on the wire.
+	retryTopic string
 
 	// pullCtx ends at Shutdown's start: pulls and the loops stop.
 	pullCtx    context.Context
@@ -45,8 +48,9 @@ type runState struct {
 	rebMu   sync.Mutex // one rebalance at a time
 	persist sync.Mutex // one persist at a time
 
-	qmu    sync.Mutex
-	queues map[rocketmq.MessageQueue]*queueState
+	qmu       sync.Mutex
+	queues    map[rocketmq.MessageQueue]*queueState
+	resetting map[rocketmq.MessageQueue]int64 // queues an offset reset keeps from the rebalance, with the offset it will store
 }
 
 // queueState is one held queue: its process queue and pull loop.
@@ -62,7 +66,7 @@ type queueState struct {
 	// pullCancel stops the pull loop; pullDone closes when it returned.
 	pullCancel context.CancelFunc
 	pullDone   chan struct{}
-	inflight   sync.WaitGroup // handlers running on this queue's messages
+	inflight   atomic.Int32 // handler batches running on this queue's messages
 
 	// userTopic is the topic the handler sees (no namespace); stats counts
 	// its batches, retried messages excepted.
@@ -81,16 +85,18 @@ func (c *PushConsumer) newRunState() (*runState, error) {
 		return nil, err
 	}
 	r := &runState{
-		c:       c,
-		cfg:     &c.cfg,
-		log:     c.log,
-		cli:     cli,
-		stats:   newStatsTable(),
-		stop:    make(chan struct{}),
-		rebNow:  make(chan struct{}, 1),
-		queues:  map[rocketmq.MessageQueue]*queueState{},
-		work:    newWorkQueue(),
-		started: time.Now(),
+		c:          c,
+		cfg:        &c.cfg,
+		log:        c.log,
+		cli:        cli,
+		stats:      newStatsTable(),
+		stop:       make(chan struct{}),
+		rebNow:     make(chan struct{}, 1),
+		queues:     map[rocketmq.MessageQueue]*queueState{},
+		resetting:  map[rocketmq.MessageQueue]int64{},
+		retryTopic: mqclient.RetryTopicOf(c.cfg.client.Namespace, c.cfg.group),
+		work:       newWorkQueue(),
+		started:    time.Now(),
 	}
 	if c.cfg.model == Broadcasting {
 		path := localStorePath(c.cfg.offsetDir, c.cfg.client.ClientIP, c.cfg.client.InstanceName, c.cfg.client.UnitName, c.wireGroup)
@@ -183,6 +189,7 @@ func (r *runState) abort() {
 	defer cancel()
 	r.cli.UnregisterConsumer(ctx, r.c.wireGroup)
 	_ = r.cli.Close(ctx)
+	r.store.close()
 }
 
 func (r *runState) rebalanceSoon() {
@@ -253,6 +260,7 @@ func (r *runState) shutdown(ctx context.Context) error {
 	r.work.close()
 	r.cli.UnregisterConsumer(pctx, r.c.wireGroup)
 	_ = r.cli.Close(pctx)
+	r.store.close()
 	r.handlerCancel()
 	return err
 }
