@@ -180,3 +180,43 @@ func TestNamespace(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumeTimeout: a handler still running after the consume timeout
+// has its ctx cancelled, and its message comes again (ReconsumeTimes 1),
+// as Java's expired-message sweep gives it back.
+func TestConsumeTimeout(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 2)
+	g := group(t, "")
+	rec := newRecorder()
+	cancelled := make(chan time.Duration, 1)
+	e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(ctx context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
+		if n > 1 {
+			return consumer.Success, nil
+		}
+		began := time.Now()
+		select {
+		case <-ctx.Done():
+			cancelled <- time.Since(began)
+			return consumer.RetryLater, ctx.Err()
+		case <-time.After(wait):
+			t.Errorf("handler ctx not cancelled within %v of a 1 s consume timeout", wait)
+			return consumer.Success, nil
+		}
+	}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithConsumeTimeout(time.Second))
+	ids := send(t, e.newProducer(t), topic, 1)
+	rec.waitAll(t, ids, 2)
+	select {
+	case d := <-cancelled:
+		if d < 900*time.Millisecond {
+			t.Errorf("handler ctx cancelled after %v, before the 1 s consume timeout", d)
+		}
+	case <-time.After(wait):
+		t.Fatal("the first handler call's ctx was never cancelled")
+	}
+	e.waitConsumed(t, g, topic, 1)
+	e.waitConsumed(t, g, retryTopic(g), 1)
+	if ds := rec.deliveries(ids[0]); len(ds) != 2 || ds[1].msg.ReconsumeTimes != 1 {
+		t.Errorf("%d deliveries, reconsume times %v; want 2, the second with 1", len(ds), reconsumeTimes(ds))
+	}
+}
