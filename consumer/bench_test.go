@@ -61,7 +61,7 @@ func BenchmarkConsumePath(b *testing.B) {
 			m.QueueOffset = int64(i*batch + j)
 		}
 		msgs = r.prepare(q, s, msgs, 0, int64((i+1)*batch))
-		seq, _ := q.pq.add(msgs)
+		seq, _ := q.pq.add(msgs, int64(len(raw)))
 		r.dispatch(q, msgs, seq)
 		for k := 0; k < batch; k++ {
 			reqs, _ := r.work.pop(buf[:0], batch)

@@ -2,10 +2,12 @@ package consumer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,6 +40,7 @@ type fakeCluster struct {
 	arrived   chan struct{}   // closed and replaced when a message is stored
 	failCode  map[int32]int32 // request code → response code to answer instead
 	mute      map[int32]bool  // request codes never answered
+	checks    bool            // CHECK_CLIENT_CONFIG is served
 }
 
 var fakeHost = netip.MustParseAddrPort("127.0.0.1:10911")
@@ -247,6 +250,21 @@ func (f *fakeCluster) broker(req *remoting.Command) *remoting.Command {
 		return resp
 	case remoting.PullMessage:
 		return f.pull(req)
+	case remoting.CheckClientConfig:
+		var b checkClientBody
+		if err := json.Unmarshal(req.Body, &b); err != nil {
+			return remoting.NewResponse(remoting.SystemError, err.Error())
+		}
+		f.mu.Lock()
+		supported := f.checks
+		f.mu.Unlock()
+		switch {
+		case !supported:
+			return remoting.NewResponse(remoting.RequestCodeNotSupported, "request type 46 not supported")
+		case strings.Contains(b.SubscriptionData.SubString, "bad"):
+			return remoting.NewResponse(remoting.SystemError, "CheckClientConfig error: "+b.SubscriptionData.SubString)
+		}
+		return ok()
 	case remoting.ConsumerSendMsgBack:
 		var h remoting.ConsumerSendMsgBackRequestHeader
 		_ = h.FromExt(req.Ext)

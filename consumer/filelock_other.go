@@ -1,6 +1,6 @@
-//go:build !unix
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly || illumos)
 
 package consumer
 
-// lockFile does nothing where advisory locks are not available.
+// lockFile does nothing where flock is not available.
 func lockFile(string) (func(), error) { return func() {}, nil }

@@ -258,12 +258,21 @@ func (m *member) ResetOffset(topic string, offsets map[rocketmq.MessageQueue]int
 	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
 	defer cancel()
 	for _, q := range dropped {
-		r.qmu.Lock()
-		off := r.resetting[q.mq]
-		r.qmu.Unlock()
-		r.store.update(q.mq, off, false)
-		if err := r.store.persist(ctx, q.mq); err != nil {
-			r.log.Warn("rocketmq: persist reset offset", "group", r.cfg.group, "queue", queueLog(q.mq), "err", err)
+		// A later reset may hand over a newer offset while this one is
+		// being persisted: persist again until it stays the same.
+		for stored := int64(-2); ; {
+			r.qmu.Lock()
+			off := r.resetting[q.mq]
+			r.qmu.Unlock()
+			if off == stored {
+				break
+			}
+			r.store.update(q.mq, off, false)
+			if err := r.store.persist(ctx, q.mq); err != nil {
+				r.log.Warn("rocketmq: persist reset offset", "group", r.cfg.group, "queue", queueLog(q.mq), "err", err)
+				break
+			}
+			stored = off
 		}
 		r.store.remove(q.mq)
 	}

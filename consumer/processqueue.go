@@ -23,7 +23,7 @@ type processQueue struct {
 	head    int    // first live index in ents
 	base    uint64 // seq of ents[head]
 	count   int    // entries not done
-	bytes   int64  // body bytes of entries not done
+	bytes   int64  // memory held: the charges of pulls with a message not done
 	highest int64  // largest offset ever added, -1 before the first
 
 	dropped bool
@@ -35,8 +35,18 @@ type processQueue struct {
 type pqEntry struct {
 	msg   *rocketmq.MessageExt
 	start int64 // unix ms the handler started, 0 before
-	size  int   // body bytes counted at add: a handler may change Body
+	pull  *pullCharge
 	done  bool
+}
+
+// pullCharge is the memory one pull's messages hold together: their
+// bodies alias the pull's response, so the whole response stays alive as
+// long as any of them is held. It is charged to the queue until its last
+// message is done, so a few slow messages cannot pin many responses
+// beyond the size cap.
+type pullCharge struct {
+	size int64
+	live int
 }
 
 func newProcessQueue() *processQueue {
@@ -46,24 +56,38 @@ func newProcessQueue() *processQueue {
 // add appends msgs (increasing offsets) and returns the seq of the first
 // and the messages it took: any at or below an offset already added (a
 // broker answering the same range twice) is left out, so that no handler
-// sees it twice.
-func (pq *processQueue) add(msgs []*rocketmq.MessageExt) (uint64, []*rocketmq.MessageExt) {
+// sees it twice. charge is the memory the messages hold together (see
+// pullCharge).
+func (pq *processQueue) add(msgs []*rocketmq.MessageExt, charge int64) (uint64, []*rocketmq.MessageExt) {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	first := pq.base + uint64(len(pq.ents)-pq.head)
 	out := msgs[:0]
+	pc := &pullCharge{size: charge}
 	for _, m := range msgs {
 		if m.QueueOffset <= pq.highest {
 			continue
 		}
-		pq.ents = append(pq.ents, pqEntry{msg: m, size: len(m.Body)})
+		pq.ents = append(pq.ents, pqEntry{msg: m, pull: pc})
 		pq.count++
-		pq.bytes += int64(len(m.Body))
 		pq.highest = m.QueueOffset
 		out = append(out, m)
 	}
 	clear(msgs[len(out):])
+	if pc.live = len(out); pc.live > 0 {
+		pq.bytes += pc.size
+	}
 	return first, out
+}
+
+// pullCharge returns what a pull of msgs, from a response of respLen
+// bytes, holds: the response, or the bodies when they were inflated.
+func pullChargeOf(msgs []*rocketmq.MessageExt, respLen int) int64 {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Body)
+	}
+	return int64(max(n, respLen))
 }
 
 // seqOf is the seq of the i-th message of a batch: base+i for a batch
@@ -138,7 +162,10 @@ func (pq *processQueue) removeOneLocked(seq uint64, m *rocketmq.MessageExt) bool
 	e.done = true
 	e.msg = nil
 	pq.count--
-	pq.bytes -= int64(e.size)
+	if e.pull.live--; e.pull.live == 0 {
+		pq.bytes -= e.pull.size
+	}
+	e.pull = nil
 	return true
 }
 
@@ -177,7 +204,7 @@ func (pq *processQueue) commitOffsetLocked() int64 {
 	return pq.highest + 1
 }
 
-// stats returns the held count, body bytes and offset span.
+// stats returns the held count, the memory held and the offset span.
 func (pq *processQueue) stats() (count int, bytes int64, span int64) {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()

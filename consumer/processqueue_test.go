@@ -24,7 +24,7 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 		t.Fatalf("empty queue commit offset %d, want -1", got)
 	}
 	msgs := pqMsgs(10, 11, 12, 15, 20)
-	seq, _ := pq.add(msgs)
+	seq, _ := pq.add(msgs, pullChargeOf(msgs, 0))
 	if c, b, s := pq.stats(); c != 5 || b != 50 || s != 10 {
 		t.Fatalf("stats %d %d %d, want 5 50 10", c, b, s)
 	}
@@ -57,7 +57,7 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 	}
 	// New messages after a full trim get fresh seqs that still resolve.
 	more := pqMsgs(21, 22)
-	seq2, _ := pq.add(more)
+	seq2, _ := pq.add(more, pullChargeOf(more, 0))
 	if got := pq.remove(seq2+1, nil, more[1:], nil, 0); got != 21 {
 		t.Fatalf("commit %d, want 21", got)
 	}
@@ -74,7 +74,7 @@ func TestProcessQueueCommitOffset(t *testing.T) {
 func TestProcessQueueBodyReplaced(t *testing.T) {
 	pq := newProcessQueue()
 	msgs := pqMsgs(30, 31)
-	seq, _ := pq.add(msgs)
+	seq, _ := pq.add(msgs, pullChargeOf(msgs, 0))
 	msgs[0].Body = nil
 	msgs[1].Body = make([]byte, 1000)
 	pq.remove(seq, nil, msgs, nil, 0)
@@ -86,7 +86,7 @@ func TestProcessQueueBodyReplaced(t *testing.T) {
 func TestProcessQueueKeepAndSeqs(t *testing.T) {
 	pq := newProcessQueue()
 	msgs := pqMsgs(0, 1, 2, 3)
-	seq, _ := pq.add(msgs)
+	seq, _ := pq.add(msgs, pullChargeOf(msgs, 0))
 	var inflight atomic.Int32
 	pq.begin(seq, nil, 4, 1000, &inflight)
 	// 1 and 3 stay held for a local retry.
@@ -111,7 +111,7 @@ func TestProcessQueueKeepAndSeqs(t *testing.T) {
 func TestProcessQueueExpired(t *testing.T) {
 	pq := newProcessQueue()
 	msgs := pqMsgs(5, 6, 7)
-	seq, _ := pq.add(msgs)
+	seq, _ := pq.add(msgs, pullChargeOf(msgs, 0))
 	var inflight atomic.Int32
 	if !pq.begin(seq, nil, 2, 1000, &inflight) {
 		t.Fatal("begin on a live queue failed")
@@ -143,7 +143,7 @@ func TestProcessQueueBounded(t *testing.T) {
 	for round := 0; round < 2000; round++ {
 		batch := pqMsgs(off, off+1, off+2, off+3)
 		off += 4
-		s, _ := pq.add(batch)
+		s, _ := pq.add(batch, pullChargeOf(batch, 0))
 		for i := range batch {
 			held = append(held, batch[i])
 			seqs = append(seqs, s+uint64(i))
@@ -178,7 +178,7 @@ func BenchmarkProcessQueue(b *testing.B) {
 			msgs[j].QueueOffset = off
 			off++
 		}
-		seq, _ := pq.add(msgs)
+		seq, _ := pq.add(msgs, pullChargeOf(msgs, 0))
 		for j := range msgs {
 			pq.remove(seq+uint64(j), nil, msgs[j:j+1], nil, 0)
 		}
@@ -227,12 +227,12 @@ func TestHandlerCtx(t *testing.T) {
 func TestProcessQueueRepeatedOffsets(t *testing.T) {
 	pq := newProcessQueue()
 	first := pqMsgs(0, 1, 2)
-	seq, got := pq.add(first)
+	seq, got := pq.add(first, pullChargeOf(first, 0))
 	if len(got) != 3 {
 		t.Fatalf("took %d", len(got))
 	}
 	again := pqMsgs(1, 2, 3, 4)
-	seq2, got2 := pq.add(again)
+	seq2, got2 := pq.add(again, pullChargeOf(again, 0))
 	if len(got2) != 2 || got2[0].QueueOffset != 3 || seq2 != seq+3 {
 		t.Fatalf("second add took %d (seq %d), want offsets 3 and 4 at seq %d", len(got2), seq2, seq+3)
 	}
@@ -242,5 +242,32 @@ func TestProcessQueueRepeatedOffsets(t *testing.T) {
 	pq.remove(seq, nil, got, nil, 0)
 	if off := pq.remove(seq2, nil, got2, nil, 0); off != 5 {
 		t.Fatalf("commit %d, want 5", off)
+	}
+}
+
+// A pull's memory stays charged until its last message is done: a slow
+// message holds its whole response.
+func TestProcessQueuePullCharge(t *testing.T) {
+	pq := newProcessQueue()
+	a := pqMsgs(0, 1, 2, 3)
+	seqA, a := pq.add(a, 4000)
+	b := pqMsgs(4, 5)
+	seqB, b := pq.add(b, 2000)
+	if _, bytes, _ := pq.stats(); bytes != 6000 {
+		t.Fatalf("bytes %d, want 6000", bytes)
+	}
+	// All of pull a but its first message, all of pull b.
+	pq.remove(seqA+1, nil, a[1:], nil, 0)
+	pq.remove(seqB, nil, b, nil, 0)
+	if _, bytes, _ := pq.stats(); bytes != 4000 {
+		t.Fatalf("bytes %d, want 4000: the slow message holds its pull", bytes)
+	}
+	pq.remove(seqA, nil, a[:1], nil, 0)
+	if c, bytes, _ := pq.stats(); c != 0 || bytes != 0 {
+		t.Fatalf("count %d bytes %d after everything", c, bytes)
+	}
+	// Inflated bodies are charged when larger than the response.
+	if got := pullChargeOf(pqMsgs(0, 1), 5); got != 20 {
+		t.Fatalf("charge %d, want the bodies' 20", got)
 	}
 }

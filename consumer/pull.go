@@ -150,12 +150,13 @@ func (r *runState) pullOnce(ctx context.Context, q *queueState, s *subscription,
 		}
 		r.stats.pulled(q.mq.Topic, len(msgs), time.Since(start))
 		*next = rh.NextBeginOffset
+		charge := pullChargeOf(msgs, len(resp.Body))
 		msgs = r.prepare(q, s, msgs, rh.MinOffset, rh.MaxOffset)
 		if len(msgs) == 0 {
 			r.correctOffset(q, *next)
 			return 0, nil
 		}
-		seq, msgs := q.pq.add(msgs)
+		seq, msgs := q.pq.add(msgs, charge)
 		if len(msgs) > 0 {
 			r.dispatch(q, msgs, seq)
 		}

@@ -949,3 +949,44 @@ func TestBroadcastingOffsetFileInUse(t *testing.T) {
 	}
 	start(t, c3)
 }
+
+// SQL92 subscriptions are checked with the broker at Start (Java
+// checkClientInBroker): a refused expression fails Start; a broker that
+// does not serve the check lets it through.
+func TestSQL92CheckedAtStart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		checks  bool
+		expr    string
+		wantErr bool
+	}{
+		{"accepted", true, "a > 1", false},
+		{"refused", true, "bad >", true},
+		{"not served", false, "bad >", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeCluster(t)
+			f.createTopic("T", 1)
+			f.mu.Lock()
+			f.checks = tc.checks
+			f.mu.Unlock()
+			c := f.newConsumer(t, "g1")
+			if err := c.Subscribe("T", SQL92(tc.expr), newRecorder().handler); err != nil {
+				t.Fatal(err)
+			}
+			err := c.Start(context.Background())
+			if err == nil {
+				t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+			}
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("Start: %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantErr && !strings.Contains(err.Error(), "CheckClientConfig error") {
+				t.Fatalf("Start error %v lacks the broker's reason", err)
+			}
+			if tc.checks && f.br.Count(remoting.CheckClientConfig) != 1 {
+				t.Fatalf("%d checks sent", f.br.Count(remoting.CheckClientConfig))
+			}
+		})
+	}
+}

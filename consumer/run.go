@@ -131,6 +131,9 @@ func (r *runState) start(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if err := r.checkSubscriptions(ctx); err != nil {
+		return err
+	}
 	// Java sends a heartbeat at once so the brokers know the group and its
 	// subscriptions before the first pull.
 	if err := r.cli.SendHeartbeat(ctx); err != nil {
@@ -205,6 +208,12 @@ func (r *runState) rebalanceSoon() {
 // persisted.
 const shutdownGrace = time.Second
 
+// pullSettle is the least time between cancelling the pulls and sending
+// the final offsets at Shutdown (clustering): the broker applies a pull's
+// piggy-backed commit when a worker takes the pull, possibly after an
+// offset update sent later on the same connection.
+const pullSettle = 200 * time.Millisecond
+
 // shutdown: stop the loops and pulls; let the workers run what was pulled
 // while ctx allows; then cancel the handlers' contexts and drop the rest;
 // persist, unregister, close. Handlers that ignore their cancelled ctx are
@@ -213,6 +222,7 @@ func (r *runState) shutdown(ctx context.Context) error {
 	r.stopping.Store(true)
 	close(r.stop)
 	r.pullCancel()
+	pullsCancelled := time.Now()
 	r.work.drain()
 
 	// A handler calling Shutdown is not waited for.
@@ -239,6 +249,14 @@ func (r *runState) shutdown(ctx context.Context) error {
 	}
 	// The loops and pull loops end at once: their calls are cancelled.
 	<-loops
+
+	// A pull sent just before the cancel carries an older commit offset
+	// and may still be waiting for a broker worker: give it time to land
+	// before the final offsets, which it would otherwise overwrite.
+	if d := pullSettle - time.Since(pullsCancelled); d > 0 && r.cfg.model == Clustering {
+		t := time.NewTimer(d)
+		<-t.C
+	}
 
 	// Offsets: acknowledged, even when ctx is already over.
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*r.cfg.client.RequestTimeout)
