@@ -231,12 +231,23 @@ func (m *member) ResetOffset(topic string, offsets map[rocketmq.MessageQueue]int
 		}
 	}
 	r.rebMu.Unlock()
-	defer func() {
+	// finish releases a queue to the rebalance: its offset leaves the
+	// store's memory (the rebalance reads it back from the broker) in the
+	// same step, so a rebalance cannot take the queue in between.
+	finished := make([]bool, len(dropped))
+	finish := func(i int) {
 		r.qmu.Lock()
-		for _, q := range dropped {
-			delete(r.resetting, q.mq)
-		}
+		r.store.remove(dropped[i].mq)
+		delete(r.resetting, dropped[i].mq)
 		r.qmu.Unlock()
+		finished[i] = true
+	}
+	defer func() {
+		for i := range dropped {
+			if !finished[i] {
+				finish(i)
+			}
+		}
 		r.rebalanceSoon()
 	}()
 
@@ -257,24 +268,29 @@ func (m *member) ResetOffset(topic string, offsets map[rocketmq.MessageQueue]int
 	}
 	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
 	defer cancel()
-	for _, q := range dropped {
+	for i, q := range dropped {
 		// A later reset may hand over a newer offset while this one is
-		// being persisted: persist again until it stays the same.
+		// being persisted: persist again until it stays the same, then
+		// release the queue under the same lock as the last look.
 		for stored := int64(-2); ; {
 			r.qmu.Lock()
 			off := r.resetting[q.mq]
-			r.qmu.Unlock()
 			if off == stored {
+				r.store.remove(q.mq)
+				delete(r.resetting, q.mq)
+				r.qmu.Unlock()
+				finished[i] = true
 				break
 			}
+			r.qmu.Unlock()
 			r.store.update(q.mq, off, false)
 			if err := r.store.persist(ctx, q.mq); err != nil {
 				r.log.Warn("rocketmq: persist reset offset", "group", r.cfg.group, "queue", queueLog(q.mq), "err", err)
+				finish(i)
 				break
 			}
 			stored = off
 		}
-		r.store.remove(q.mq)
 	}
 	r.log.Info("rocketmq: offsets reset", "group", r.cfg.group, "topic", topic, "queues", len(dropped))
 }
