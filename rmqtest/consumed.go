@@ -42,15 +42,25 @@ func WaitConsumed(ctx context.Context, nameServer, group, topic string, n int64)
 	}
 	defer cli.Close()
 	var got int64
+	var lastErr error
+	polled := false
 	for pause := time.Millisecond; ; {
-		got, err = consumed(ctx, cli, nameServer, group, topic)
-		if err == nil && got >= n {
-			return nil
+		m, err := consumed(ctx, cli, nameServer, group, topic)
+		switch {
+		case err == nil:
+			if m >= n {
+				return nil
+			}
+			got, lastErr = m, nil
+		case ctx.Err() == nil || !polled:
+			lastErr = err
 		}
+		// A poll cut off by the deadline keeps the answer before it.
+		polled = true
 		select {
 		case <-ctx.Done():
-			if err != nil {
-				return fmt.Errorf("rocketmq: rmqtest: group %s on topic %s: %w (%w)", group, topic, err, ctx.Err())
+			if lastErr != nil {
+				return fmt.Errorf("rocketmq: rmqtest: group %s on topic %s: %w (%w)", group, topic, lastErr, ctx.Err())
 			}
 			return fmt.Errorf("rocketmq: rmqtest: group %s committed %d of %d messages of topic %s: %w", group, got, n, topic, ctx.Err())
 		case <-time.After(pause):
