@@ -9,6 +9,12 @@
 // Brokers store into a temporary directory in RocketMQ's on-disk layout.
 // CreateTopic creates a topic over the wire and returns once the
 // NameServer routes it, so it works against an external cluster too.
+// WaitConsumed waits until a consumer group has committed offsets adding
+// up to N messages of a topic (also for an external cluster), which is how
+// a test knows a consumer is done:
+//
+//	if err := c.WaitConsumed(ctx, "my_group", "Orders", 10); err != nil { ... }
+//
 // Fault controls let a test make a broker or the NameServer answer a
 // request code (or only the requests a predicate picks) with a chosen
 // response code, delay or drop it, and stop, restart or crash a broker (a

@@ -3,6 +3,7 @@ package rmqtest
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 
@@ -45,5 +46,27 @@ func TestCreateTopic(t *testing.T) {
 	}
 	if err := c.CreateTopic(ctx, "Refused", 1); !errors.Is(err, remoting.ErrNoPermission) {
 		t.Fatalf("refused creation: %v", err)
+	}
+}
+
+func TestMasterBrokers(t *testing.T) {
+	c := StartCluster(t, WithBrokers(3))
+	names := func(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+	got, err := MasterBrokers(context.Background(), c.NameServerAddr())
+	if want := []string{"broker-a", "broker-b", "broker-c"}; err != nil || !slices.Equal(names(got), want) {
+		t.Fatalf("masters %v %v, want %v", got, err, want)
+	}
+	for name, addr := range got {
+		if addr != c.BrokerAddr(name) {
+			t.Errorf("%s at %s, want %s", name, addr, c.BrokerAddr(name))
+		}
+	}
+	if err := c.StopBroker(context.Background(), "broker-b"); err != nil {
+		t.Fatal(err)
+	}
+	// A clean stop unregisters the broker at once.
+	got, err = MasterBrokers(context.Background(), c.NameServerAddr())
+	if want := []string{"broker-a", "broker-c"}; err != nil || !slices.Equal(names(got), want) {
+		t.Fatalf("masters after stopping broker-b %v %v, want %v", got, err, want)
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +42,14 @@ func startE2E(t *testing.T, brokers int) *e2e {
 	if e.ns == "" {
 		e.cluster = rmqtest.StartCluster(t, rmqtest.WithBrokers(brokers))
 		e.ns = e.cluster.NameServerAddr()
+	} else {
+		masters, err := rmqtest.MasterBrokers(context.Background(), e.ns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(masters) < brokers {
+			t.Skipf("needs %d brokers; the external cluster at %s has %d (%v)", brokers, e.ns, len(masters), slices.Sorted(maps.Keys(masters)))
+		}
 	}
 	cfg := mqclient.DefaultConfig()
 	cfg.NameServers = []string{e.ns}
@@ -150,6 +160,15 @@ func TestE2ESendKinds(t *testing.T) {
 			p := e.newProducer(t)
 			ctx := context.Background()
 			topic := uniqueTopic(t)
+			if brokers > 1 {
+				// Auto-creation creates a topic only on the broker that
+				// takes its first message, and a Java broker's route then
+				// lists that broker alone: spreading over both needs the
+				// topic on both.
+				if err := rmqtest.CreateTopic(ctx, e.ns, topic, 4); err != nil {
+					t.Fatal(err)
+				}
+			}
 			want := map[string][]byte{}  // msg id → body
 			tags := map[string]string{}  // msg id → tag
 			oneways := map[string]bool{} // bodies sent oneway
@@ -235,7 +254,7 @@ func TestE2ESendKinds(t *testing.T) {
 				for _, m := range got {
 					seen[m.BrokerName] = true
 				}
-				if len(seen) != 2 {
+				if len(seen) < 2 {
 					t.Fatalf("messages only on %v", seen)
 				}
 			}
