@@ -75,7 +75,6 @@ func TestSendBackFallbacks(t *testing.T) {
 // 1, and the offset moves past it.
 func TestExpiredMessageGivenBack(t *testing.T) {
 	e := start(t)
-	e.needFaults(t, "a retry comes back after the in-process broker's short delay levels, 10 s on a Java broker, and the test waits for it with a handler stuck")
 	topic := e.newTopic(t, 1)
 	g := group(t, "")
 	stuck := make(chan struct{})
