@@ -23,7 +23,7 @@ import (
 // consumer list, offsets, pulls (held up to 100 ms when there is nothing
 // new), send-backs (re-put to the retry topic at once) and sends. The
 // end-to-end behaviour against the real servers is tested in
-// consumer/internal/e2e and consumer/e2e.
+// consumer/e2e.
 type fakeCluster struct {
 	t      *testing.T
 	ns, br *fakepeer.Server

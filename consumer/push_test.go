@@ -244,42 +244,6 @@ func TestRetrySendBack(t *testing.T) {
 	}
 }
 
-// A panic or an error is a RetryLater; nothing crashes, the message is
-// given back and the offset moves past it.
-func TestHandlerPanicAndError(t *testing.T) {
-	for _, mode := range []string{"panic", "error"} {
-		t.Run(mode, func(t *testing.T) {
-			f := newFakeCluster(t)
-			f.createTopic("T", 1)
-			f.put("T", 0, 1, "p", "")
-			var calls atomic.Int32
-			var second atomic.Int32
-			c := f.newConsumer(t, "g1")
-			if err := c.Subscribe("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) {
-				if calls.Add(1) == 1 {
-					if mode == "panic" {
-						panic("handler bug")
-					}
-					return Success, errors.New("handler failed")
-				}
-				second.Store(msgs[0].ReconsumeTimes)
-				return Success, nil
-			}); err != nil {
-				t.Fatal(err)
-			}
-			start(t, c)
-			testutil.WaitFor(t, 10*time.Second, "the message again", func() bool { return calls.Load() >= 2 })
-			if second.Load() != 1 {
-				t.Fatalf("reconsume times %d, want 1", second.Load())
-			}
-			testutil.WaitFor(t, 10*time.Second, "offset past the message", func() bool {
-				off, ok := f.committed("g1", "T", 0)
-				return ok && off == 1
-			})
-		})
-	}
-}
-
 // When the send-back fails the copy goes to the retry topic itself; when
 // that fails too the batch runs again locally, with reconsume times 1.
 func TestSendBackFallbacks(t *testing.T) {
@@ -562,37 +526,6 @@ func TestBroadcastingRetryLaterDrops(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(f.sendBacks) != 0 || f.sends != 0 {
 		t.Fatal("broadcasting sent messages back")
-	}
-}
-
-// A broadcasting member restarted with the same instance name and
-// directory resumes from its file.
-func TestBroadcastingRestart(t *testing.T) {
-	f := newFakeCluster(t)
-	f.createTopic("T", 2)
-	f.put("T", 0, 3, "a", "")
-	dir := t.TempDir()
-	run := func() *recorder {
-		rec := newRecorder()
-		c := f.newConsumer(t, "g1", WithModel(Broadcasting), WithOffsetStoreDir(dir), WithInstanceName("m1"))
-		if err := c.Subscribe("T", All, rec.handler); err != nil {
-			t.Fatal(err)
-		}
-		start(t, c)
-		testutil.WaitFor(t, 10*time.Second, "messages", func() bool { return rec.count("a-2") == 1 || rec.count("new-0") == 1 })
-		if err := c.Shutdown(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		return rec
-	}
-	first := run()
-	if first.distinct() != 3 {
-		t.Fatalf("first run got %d", first.distinct())
-	}
-	f.put("T", 0, 1, "new", "")
-	second := run()
-	if second.count("a-0") != 0 || second.count("new-0") != 1 {
-		t.Fatalf("second run got %v", second.bodies)
 	}
 }
 

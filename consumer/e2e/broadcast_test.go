@@ -12,7 +12,8 @@ import (
 // TestBroadcasting: every member of a broadcasting group gets every
 // message; a member shut down and started again with the same instance
 // name and offset directory resumes where it stopped: it gets what was
-// sent while it was away and nothing it had consumed before.
+// sent while it was away and nothing it had consumed before. A member
+// holds no queue of a retry topic.
 func TestBroadcasting(t *testing.T) {
 	e := start(t)
 	topic := e.newTopic(t, 4)
@@ -28,6 +29,12 @@ func TestBroadcasting(t *testing.T) {
 	b2 := member("b2", rec2)
 	for _, c := range []*consumer.PushConsumer{b1, b2} {
 		testutil.WaitFor(t, wait, "every queue assigned to every member", func() bool { return len(assigned(c, topic)) == 4 })
+	}
+	// A broadcasting group has no retry topic: a failed message is dropped.
+	for _, c := range []*consumer.PushConsumer{b1, b2} {
+		if q := c.Assigned(); len(q) != 4 {
+			t.Errorf("broadcasting member holds %v, want the topic's 4 queues alone", q)
+		}
 	}
 	p := e.newProducer(t)
 	first := send(t, p, topic, 50)

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -207,7 +208,8 @@ func TestShutdownCommitsOffsets(t *testing.T) {
 }
 
 // TestShutdownFromHandler: a handler that shuts its own consumer down gets
-// an answer; Shutdown does not wait for the handler calling it.
+// an answer; Shutdown does not wait for the handler calling it. A second
+// Shutdown returns nil, and the consumer cannot be started again.
 func TestShutdownFromHandler(t *testing.T) {
 	e := start(t)
 	topic := e.newTopic(t, 2)
@@ -246,15 +248,21 @@ func TestShutdownFromHandler(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("Shutdown called from the handler did not return")
 	}
-	// A second Shutdown returns too.
+	// A second Shutdown returns nil too, and Start after Shutdown fails.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	finished := make(chan struct{})
-	go func() { _ = cons.Shutdown(ctx); close(finished) }()
+	finished := make(chan error, 1)
+	go func() { finished <- cons.Shutdown(ctx) }()
 	select {
-	case <-finished:
+	case err := <-finished:
+		if err != nil {
+			t.Fatalf("second Shutdown: %v", err)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("second Shutdown did not return")
+	}
+	if err := cons.Start(context.Background()); !errors.Is(err, consumer.ErrClosed) {
+		t.Fatalf("Start after Shutdown: %v, want ErrClosed", err)
 	}
 }
 

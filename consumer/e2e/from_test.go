@@ -21,7 +21,8 @@ import (
 // from the beginning whatever ConsumeFrom says. ConsumeFrom matters for
 // queues whose first message is gone or on disk, where the answer is
 // QUERY_NOT_FOUND; the last and timestamp cases make the broker give that
-// answer to their group.
+// answer to their group. A timestamp before the queue's first message
+// starts at its first offset.
 func TestConsumeFrom(t *testing.T) {
 	e := start(t)
 	topic := e.newTopic(t, 4)
@@ -30,7 +31,7 @@ func TestConsumeFrom(t *testing.T) {
 	at := time.Now().Truncate(time.Second).Add(2 * time.Second)
 	testutil.WaitFor(t, 3*time.Second, "the consume timestamp", func() bool { return !time.Now().Before(at) })
 
-	gLast, gStamp := group(t, "_last"), group(t, "_stamp")
+	gLast, gStamp, gOld := group(t, "_last"), group(t, "_stamp"), group(t, "_old")
 	lastRec := newRecorder()
 	var probes []string
 	if e.cluster != nil {
@@ -41,7 +42,7 @@ func TestConsumeFrom(t *testing.T) {
 			Match: func(req *remoting.Command) bool {
 				g, _ := req.Ext.Get("consumerGroup")
 				tp, _ := req.Ext.Get("topic")
-				return (g == gLast || g == gStamp) && tp == topic
+				return (g == gLast || g == gStamp || g == gOld) && tp == topic
 			}})
 		if err != nil {
 			t.Fatal(err)
@@ -100,6 +101,15 @@ func TestConsumeFrom(t *testing.T) {
 		rec.waitAll(t, sinceStamp, 1)
 		e.waitConsumed(t, gStamp, topic, total)
 		expectOnly(t, rec, all, sinceStamp)
+	})
+	t.Run("timestamp before the first message", func(t *testing.T) {
+		e.needFaults(t, noBoot)
+		rec := newRecorder()
+		e.startConsumer(t, gOld, topic, consumer.All, rec.handler("old", nil),
+			consumer.WithConsumeFrom(consumer.FromTimestamp), consumer.WithConsumeTimestamp(at.Add(-time.Hour)))
+		rec.waitAll(t, all, 1)
+		e.waitConsumed(t, gOld, topic, total)
+		expectOnly(t, rec, all, all)
 	})
 }
 

@@ -37,7 +37,7 @@ func testRetryOnce(t *testing.T, fail func() (consumer.Result, error)) {
 	topic := e.newTopic(t, 4)
 	g := group(t, "")
 	rec := newRecorder()
-	e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
+	c := e.startConsumer(t, g, topic, consumer.All, rec.handler("c", func(_ context.Context, m *rocketmq.MessageExt, n int) (consumer.Result, error) {
 		if n == 1 {
 			return fail()
 		}
@@ -48,6 +48,17 @@ func testRetryOnce(t *testing.T, fail func() (consumer.Result, error)) {
 	rec.waitAll(t, ids, 2)
 	e.waitConsumed(t, g, topic, 3)
 	e.waitConsumed(t, g, retryTopic(g), 3)
+	// Statistics count the failed first deliveries and the retries under
+	// the original topic.
+	var st consumer.Stats
+	for _, s := range c.Stats() {
+		if s.Topic == topic {
+			st = s
+		}
+	}
+	if st.OKTotal != 3 || st.FailedTotal != 3 {
+		t.Errorf("stats of %s: %d ok, %d failed; want 3 and 3", topic, st.OKTotal, st.FailedTotal)
+	}
 	for i, id := range ids {
 		ds := rec.deliveries(id)
 		if len(ds) != 2 {
