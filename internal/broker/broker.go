@@ -34,6 +34,7 @@ type Broker struct {
 	groups  *groupManager
 	offsets *offsetManager
 	clients *clientManager
+	locks   *lockTable
 	pulls   *pullHold
 
 	syncs    *syncReplies     // sends waiting for a sync flush (FlushSync only)
@@ -94,6 +95,7 @@ func New(cfg Config) (*Broker, error) {
 	b.groups = newGroupManager(b)
 	b.offsets = newOffsetManager(b)
 	b.clients = newClientManager(b)
+	b.locks = newLockTable(cfg.LockMaxLiveTime, cfg.LockTableMax)
 	b.pulls = newPullHold(b)
 	for _, load := range []func() error{b.topics.load, b.groups.load, b.offsets.load} {
 		if err := load(); err != nil {

@@ -78,6 +78,13 @@ type Config struct {
 	// broker asks it on an admin's behalf (5 s; broker2client.go).
 	ClientCallTimeout time.Duration
 
+	// LockMaxLiveTime is rocketmq.broker.rebalance.lockMaxLiveTime (60 s):
+	// a queue lock not renewed for this long may be taken by another
+	// client.
+	LockMaxLiveTime time.Duration
+	// LockTableMax bounds the queue locks held over all groups (65536).
+	LockTableMax int
+
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
 
@@ -144,6 +151,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ClientCallTimeout <= 0 {
 		c.ClientCallTimeout = defaultClientCallTimeout
+	}
+	if c.LockMaxLiveTime <= 0 {
+		c.LockMaxLiveTime = defaultLockMaxLiveTime
+	}
+	if c.LockTableMax <= 0 {
+		c.LockTableMax = defaultLockTableMax
 	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"

@@ -35,6 +35,8 @@ func (b *Broker) routes() []route {
 		{remoting.UnregisterClient, server.Decoded(b.handleUnregisterClient, adminHeaderError), nil},
 		{remoting.ConsumerSendMsgBack, b.handleConsumerSendMsgBack, nil},
 		{remoting.GetConsumerListByGroup, server.Decoded(b.handleGetConsumerListByGroup, adminHeaderError), nil},
+		{remoting.LockBatchMQ, b.handleLockBatchMQ, nil},
+		{remoting.UnlockBatchMQ, b.handleUnlockBatchMQ, nil},
 		{remoting.GetAllConsumerOffset, b.handleGetAllConsumerOffset, nil},
 		{remoting.GetAllDelayOffset, b.handleGetAllDelayOffset, nil},
 		{remoting.CheckClientConfig, b.handleCheckClientConfig, nil},
