@@ -664,31 +664,12 @@ func TestClientsCapturedFrames(t *testing.T) {
 		byN[f.N] = f
 	}
 	b := clientsTestBroker(t, nil)
-	conns := map[string]*rawframe.Conn{}
 	codes := map[int32]bool{remoting.HeartBeat: true, remoting.UnregisterClient: true,
 		remoting.GetConsumerListByGroup: true, remoting.GetConsumerConnectionList: true}
-	replayed := map[int32]int{}
-	for i, f := range frames {
-		if f.Direction != "req" || f.Client == "broker" || !codes[f.Code] || f.Pair == nil {
-			continue
-		}
-		rc := conns[f.Connection]
-		if rc == nil {
-			rc = rawframe.Dial(t, b.Addr())
-			conns[f.Connection] = rc
-		}
-		raw := load(f)
-		req, _, err := remoting.DecodeFrame(raw, remoting.DefaultMaxFrameSize)
-		if err != nil {
-			t.Fatalf("%s: %v", f.File, err)
-		}
-		resp, pushed := clientsRoundTrip(t, rc, raw, req.Opaque)
-		replayed[f.Code]++
+	keep := func(f clientsWireFrame) bool { return f.Client != "broker" && codes[f.Code] }
+	replayed := clientsReplay(t, b, frames, load, keep, func(i int, req, resp, wantResp *remoting.Command, pushed []*remoting.Command) {
+		f := frames[i]
 		want := byN[*f.Pair]
-		wantResp, _, err := remoting.DecodeFrame(load(want), remoting.DefaultMaxFrameSize)
-		if err != nil {
-			t.Fatal(err)
-		}
 		if resp.Code != wantResp.Code || resp.Remark != wantResp.Remark || resp.Serialize != req.Serialize {
 			t.Errorf("%s: code %d remark %q serialize %d, captured %d %q %d", f.File, resp.Code, resp.Remark, resp.Serialize,
 				wantResp.Code, wantResp.Remark, wantResp.Serialize)
@@ -755,7 +736,7 @@ func TestClientsCapturedFrames(t *testing.T) {
 		if !slices.Equal(gotPushed, wantPushed) && !(len(wantPushed) == 0 && (f.N == 71 || f.N == 243)) {
 			t.Errorf("%s: notifications %v, captured %v", f.File, gotPushed, wantPushed)
 		}
-	}
+	})
 	for code, min := range map[int32]int{remoting.HeartBeat: 20, remoting.UnregisterClient: 4, remoting.GetConsumerListByGroup: 5, remoting.GetConsumerConnectionList: 2} {
 		if replayed[code] < min {
 			t.Errorf("replayed %d frames of code %d, want at least %d", replayed[code], code, min)
@@ -808,4 +789,43 @@ func TestClientsCapturedFrames(t *testing.T) {
 			t.Errorf("group %s still registered after UNREGISTER_CLIENT", g)
 		}
 	}
+}
+
+// clientsReplay sends, in capture order and each on a connection of its
+// own captured connection, every captured request that keep accepts and
+// that has a captured answer, and hands check the request, our answer,
+// the captured answer and what the broker pushed meanwhile. It returns
+// how many frames of each code it replayed.
+func clientsReplay(t *testing.T, b *Broker, frames []clientsWireFrame, load func(clientsWireFrame) []byte,
+	keep func(clientsWireFrame) bool, check func(i int, req, resp, want *remoting.Command, pushed []*remoting.Command)) map[int32]int {
+	t.Helper()
+	byN := map[int]clientsWireFrame{}
+	for _, f := range frames {
+		byN[f.N] = f
+	}
+	conns := map[string]*rawframe.Conn{}
+	replayed := map[int32]int{}
+	for i, f := range frames {
+		if f.Direction != "req" || f.Pair == nil || !keep(f) {
+			continue
+		}
+		rc := conns[f.Connection]
+		if rc == nil {
+			rc = rawframe.Dial(t, b.Addr())
+			conns[f.Connection] = rc
+		}
+		raw := load(f)
+		req, _, err := remoting.DecodeFrame(raw, remoting.DefaultMaxFrameSize)
+		if err != nil {
+			t.Fatalf("%s: %v", f.File, err)
+		}
+		resp, pushed := clientsRoundTrip(t, rc, raw, req.Opaque)
+		replayed[f.Code]++
+		want, _, err := remoting.DecodeFrame(load(byN[*f.Pair]), remoting.DefaultMaxFrameSize)
+		if err != nil {
+			t.Fatalf("%s: %v", byN[*f.Pair].File, err)
+		}
+		check(i, req, resp, want, pushed)
+	}
+	return replayed
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
-	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -193,40 +192,18 @@ func TestLockBadInput(t *testing.T) {
 // included, with the 4.9.8 broker's.
 func TestLockCapturedFrames(t *testing.T) {
 	frames, load := clientsReadWire(t)
-	byN := map[int]clientsWireFrame{}
-	for _, f := range frames {
-		byN[f.N] = f
-	}
 	b := clientsTestBroker(t, nil)
-	conns := map[string]*rawframe.Conn{}
-	replayed := map[int32]int{}
-	for _, f := range frames {
-		if f.Direction != "req" || (f.Code != remoting.LockBatchMQ && f.Code != remoting.UnlockBatchMQ) || f.Pair == nil {
-			continue
-		}
-		rc := conns[f.Connection]
-		if rc == nil {
-			rc = rawframe.Dial(t, b.Addr())
-			conns[f.Connection] = rc
-		}
-		raw := load(f)
-		req, _, err := remoting.DecodeFrame(raw, remoting.DefaultMaxFrameSize)
-		if err != nil {
-			t.Fatalf("%s: %v", f.File, err)
-		}
-		resp, _ := clientsRoundTrip(t, rc, raw, req.Opaque)
-		replayed[f.Code]++
-		want, _, err := remoting.DecodeFrame(load(byN[*f.Pair]), remoting.DefaultMaxFrameSize)
-		if err != nil {
-			t.Fatal(err)
-		}
+	keep := func(f clientsWireFrame) bool {
+		return f.Code == remoting.LockBatchMQ || f.Code == remoting.UnlockBatchMQ
+	}
+	replayed := clientsReplay(t, b, frames, load, keep, func(i int, _, resp, want *remoting.Command, _ []*remoting.Command) {
 		if resp.Code != want.Code || resp.Remark != want.Remark || resp.Serialize != want.Serialize ||
 			len(resp.Ext) != len(want.Ext) || string(resp.Body) != string(want.Body) {
-			t.Errorf("%s: answered %d %q serialize %d ext %v body %s; captured %d %q %d %v %s", f.File,
+			t.Errorf("%s: answered %d %q serialize %d ext %v body %s; captured %d %q %d %v %s", frames[i].File,
 				resp.Code, resp.Remark, resp.Serialize, resp.Ext, resp.Body,
 				want.Code, want.Remark, want.Serialize, want.Ext, want.Body)
 		}
-	}
+	})
 	if replayed[remoting.LockBatchMQ] == 0 || replayed[remoting.UnlockBatchMQ] == 0 {
 		t.Fatalf("replayed %v: captured lock frames missing", replayed)
 	}
