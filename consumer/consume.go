@@ -481,21 +481,6 @@ func (r *runState) sendToRetryTopic(ctx context.Context, m *rocketmq.MessageExt,
 	return remoting.ResponseError(resp)
 }
 
-// expirySweep gives back messages whose handler has run longer than the
-// consume timeout, every consumeTimeout (Java cleanExpireMsg).
-func (r *runState) expirySweep() {
-	t := time.NewTicker(r.cfg.consumeTimeout)
-	defer t.Stop()
-	for {
-		select {
-		case <-r.stop:
-			return
-		case <-t.C:
-			r.cleanExpired()
-		}
-	}
-}
-
 func (r *runState) cleanExpired() {
 	r.qmu.Lock()
 	qs := make([]*queueState, 0, len(r.queues))

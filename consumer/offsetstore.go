@@ -374,8 +374,8 @@ func (s *localStore) write() error {
 	return nil
 }
 
-// persistLoop persists every interval until stop closes.
-func persistLoop(stop <-chan struct{}, interval time.Duration, fn func()) {
+// every calls fn every interval until stop closes.
+func every(stop <-chan struct{}, interval time.Duration, fn func()) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -143,8 +143,10 @@ func (r *runState) start(ctx context.Context) error {
 		r.workers.Go(r.worker)
 	}
 	r.gs.Go(r.rebalanceLoop)
-	r.gs.Go(func() { persistLoop(r.stop, r.cfg.persistInterval, r.persistPeriodic) })
-	r.gs.Go(r.expirySweep)
+	r.gs.Go(func() { every(r.stop, r.cfg.persistInterval, r.persistPeriodic) })
+	// Messages whose handler has run longer than the consume timeout are
+	// given back every consumeTimeout (Java cleanExpireMsg).
+	r.gs.Go(func() { every(r.stop, r.cfg.consumeTimeout, r.cleanExpired) })
 	if len(missing) > 0 {
 		r.gs.Go(func() { r.awaitRoutes(missing) })
 	}
