@@ -86,22 +86,8 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c *server.Conn, 
 		props[rocketmq.PropertyOriginMessageID] = m.OffsetMsgID
 	}
 
-	put := store.PutRequest{
-		RecordFields: message.RecordFields{
-			QueueID:        queueID,
-			Flag:           m.Flag,
-			SysFlag:        m.SysFlag,
-			BornTimestamp:  m.BornTimestamp,
-			BornHost:       m.BornHost,
-			StoreHost:      m.StoreHost,
-			ReconsumeTimes: m.ReconsumeTimes + 1,
-			Body:           m.Body,
-			Topic:          topic,
-		},
-		TagsCode: message.TagHash(props[rocketmq.PropertyTags]),
-		UniqKey:  props[rocketmq.PropertyUniqKey],
-		Keys:     props[rocketmq.PropertyKeys],
-	}
+	put := copyOf(m, topic, queueID, props) // the store host stays the original's, as Java
+	put.ReconsumeTimes++
 	if t := message.TransactionType(m.SysFlag); delay > 0 && (t == message.FlagTransactionNot || t == message.FlagTransactionCommit) {
 		b.parkDelayed(&put, props, delay)
 	}

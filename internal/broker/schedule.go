@@ -343,29 +343,38 @@ func (b *Broker) findDelivered(topic, key string, since int64, claimed map[int64
 // topic/queue with props, keeping flag, sysFlag, body, born time and host
 // and reconsume times. The tags code is recomputed from TAGS.
 func (b *Broker) reput(ctx context.Context, m *rocketmq.MessageExt, topic string, queueID int32, props map[string]string) error {
-	put := store.PutRequest{
-		RecordFields: message.RecordFields{
-			QueueID:        queueID,
-			Flag:           m.Flag,
-			SysFlag:        m.SysFlag,
-			BornTimestamp:  m.BornTimestamp,
-			BornHost:       m.BornHost,
-			StoreHost:      b.storeHost,
-			ReconsumeTimes: m.ReconsumeTimes,
-			Body:           m.Body,
-			Topic:          topic,
-			Properties:     message.EncodeProperties(props),
-		},
-		TagsCode: message.TagHash(props[rocketmq.PropertyTags]),
-		UniqKey:  props[rocketmq.PropertyUniqKey],
-		Keys:     props[rocketmq.PropertyKeys],
-	}
+	put := copyOf(m, topic, queueID, props)
+	put.StoreHost = b.storeHost
+	put.Properties = message.EncodeProperties(props)
 	res, err := b.store.PutMessage(ctx, &put)
 	if err != nil {
 		return err
 	}
 	b.stats.addPut(res.MsgCount, res.WroteBytes)
 	return nil
+}
+
+// copyOf is the put of a stored message m again, to topic/queue with
+// props: flag, sysFlag, body, born time and host, store host and reconsume
+// times kept, the tags code, UNIQ_KEY and KEYS taken from props. The
+// caller encodes props into Properties once it has changed them.
+func copyOf(m *rocketmq.MessageExt, topic string, queueID int32, props map[string]string) store.PutRequest {
+	return store.PutRequest{
+		RecordFields: message.RecordFields{
+			QueueID:        queueID,
+			Flag:           m.Flag,
+			SysFlag:        m.SysFlag,
+			BornTimestamp:  m.BornTimestamp,
+			BornHost:       m.BornHost,
+			StoreHost:      m.StoreHost,
+			ReconsumeTimes: m.ReconsumeTimes,
+			Body:           m.Body,
+			Topic:          topic,
+		},
+		TagsCode: message.TagHash(props[rocketmq.PropertyTags]),
+		UniqKey:  props[rocketmq.PropertyUniqKey],
+		Keys:     props[rocketmq.PropertyKeys],
+	}
 }
 
 // loadDelayed restores the delay-level offsets and the pending timer
