@@ -322,3 +322,60 @@ func TestInvokeBrokerToGetConsumerStatus(t *testing.T) {
 		}
 	}
 }
+
+// TestGetConsumerRunningInfoCapturedFrames plays the captured 4.9.8
+// exchange: the Java admin's request (0148) goes to our broker, the
+// consumer answers with the Java consumer's captured answer (0150), and
+// the request the consumer got and the answer the admin got are compared
+// with what the 4.9.8 broker forwarded (0149) and relayed (0151).
+func TestGetConsumerRunningInfoCapturedFrames(t *testing.T) {
+	frames, load := clientsReadWire(t)
+	byN := map[int]*remoting.Command{}
+	for _, f := range frames {
+		if f.N >= 148 && f.N <= 151 {
+			c, _, err := remoting.DecodeFrame(load(f), remoting.DefaultMaxFrameSize)
+			if err != nil {
+				t.Fatalf("%s: %v", f.File, err)
+			}
+			if c.Code != remoting.GetConsumerRunningInfo && !c.IsResponse() {
+				t.Fatalf("%s: code %d, not GET_CONSUMER_RUNNING_INFO", f.File, c.Code)
+			}
+			byN[f.N] = c
+		}
+	}
+	adminReq, fwdWant, consumerResp, relayWant := byN[148], byN[149], byN[150], byN[151]
+	if adminReq == nil || fwdWant == nil || consumerResp == nil || relayWant == nil {
+		t.Fatal("captured GET_CONSUMER_RUNNING_INFO exchange incomplete")
+	}
+	group, _ := adminReq.Ext.Get("consumerGroup")
+	client, _ := adminReq.Ext.Get("clientId")
+
+	b := clientsTestBroker(t, nil)
+	admin := clientsNewPeer(t, b, "admin")
+	got := make(chan *remoting.Command, 1)
+	consumerAt(t, b, client, group, "CapturedT", map[int32]func(*remoting.Command) *remoting.Command{
+		remoting.GetConsumerRunningInfo: func(req *remoting.Command) *remoting.Command {
+			got <- req
+			resp := remoting.NewResponse(consumerResp.Code, consumerResp.Remark)
+			resp.Body = consumerResp.Body
+			return resp
+		},
+	})
+	req := remoting.NewRequest(remoting.GetConsumerRunningInfo, adminReq.Ext, nil)
+	resp := admin.invoke(t, req)
+	if resp.Code != relayWant.Code || resp.Remark != relayWant.Remark || string(resp.Body) != string(relayWant.Body) {
+		t.Errorf("relayed code %d remark %q body %d bytes; captured %d %q %d bytes", resp.Code, resp.Remark, len(resp.Body),
+			relayWant.Code, relayWant.Remark, len(relayWant.Body))
+	}
+	fwd := <-got
+	gotExt, wantExt := map[string]string{}, map[string]string{}
+	for _, kv := range fwd.Ext {
+		gotExt[kv.Key] = kv.Value
+	}
+	for _, kv := range fwdWant.Ext {
+		wantExt[kv.Key] = kv.Value
+	}
+	if fwd.Code != fwdWant.Code || fwd.IsOneway() || !maps.Equal(gotExt, wantExt) {
+		t.Errorf("forwarded code %d oneway %v ext %v; captured %d %v", fwd.Code, fwd.IsOneway(), gotExt, fwdWant.Code, wantExt)
+	}
+}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -300,5 +301,63 @@ func TestSendMsgBackWithoutProperties(t *testing.T) {
 	dlq := sendReadBack(t, b, "%DLQ%BareG", 0)
 	if len(dlq) != 1 || dlq[0].Properties["RETRY_TOPIC"] != "BareT" || string(dlq[0].Body) != "bare" {
 		t.Fatalf("DLQ %+v", dlq)
+	}
+}
+
+// TestSendMsgBackCapturedFrame sends the Java 4.9.8 consumer's captured
+// CONSUMER_SEND_MSG_BACK (its offset pointed at a message stored here) and
+// compares the answer with the 4.9.8 broker's: SUCCESS, no remark, no
+// extFields, no body, JSON (the version is each broker's own).
+func TestSendMsgBackCapturedFrame(t *testing.T) {
+	frames, load := clientsReadWire(t)
+	var reqRaw, respRaw []byte
+	for _, f := range frames {
+		switch {
+		case f.Code == remoting.ConsumerSendMsgBack && f.Direction == "req" && f.Pair != nil && reqRaw == nil:
+			reqRaw = load(f)
+			for _, g := range frames {
+				if g.N == *f.Pair {
+					respRaw = load(g)
+				}
+			}
+		}
+	}
+	if reqRaw == nil || respRaw == nil {
+		t.Fatal("no captured CONSUMER_SEND_MSG_BACK exchange")
+	}
+	req, _, err := remoting.DecodeFrame(reqRaw, remoting.DefaultMaxFrameSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := remoting.DecodeFrame(respRaw, remoting.DefaultMaxFrameSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b := retryTestBroker(t, nil)
+	p := clientsNewPeer(t, b, "127.0.0.1@captured")
+	topic, _ := req.Ext.Get("originTopic")
+	retrySend(t, p, topic, sendTestProps("TAGS", "TagRetry"), []byte("captured"))
+	m := p.pullOne(t, "CapturedReader", topic, 0)
+	req.Ext.Set("offset", strconv.FormatInt(m.CommitLogOffset, 10))
+
+	rc := rawframe.Dial(t, b.Addr())
+	frame, err := req.AppendFrame(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := clientsRoundTrip(t, rc, frame, req.Opaque)
+	if resp.Code != want.Code || resp.Remark != want.Remark || resp.Serialize != want.Serialize ||
+		(resp.Ext == nil) != (want.Ext == nil) || len(resp.Body) != len(want.Body) {
+		t.Errorf("answered code %d remark %q serialize %d ext %v body %d; captured %d %q %d %v %d",
+			resp.Code, resp.Remark, resp.Serialize, resp.Ext, len(resp.Body),
+			want.Code, want.Remark, want.Serialize, want.Ext, len(want.Body))
+	}
+	// The send-back took effect: the message waits in the schedule topic
+	// for %RETRY%<group>.
+	group, _ := req.Ext.Get("group")
+	parked := sendReadBack(t, b, rocketmq.TopicSchedule, 2)
+	if len(parked) != 1 || parked[0].Properties["REAL_TOPIC"] != "%RETRY%"+group {
+		t.Fatalf("schedule queue 2 after the captured send-back: %+v", parked)
 	}
 }
