@@ -378,7 +378,7 @@ func (r *runState) submitLater(req *consumeReq) {
 func (r *runState) sendBack(ctx context.Context, m *rocketmq.MessageExt, delayLevel int32) error {
 	ns := r.cfg.client.Namespace
 	wireTopic := mqclient.WrapNamespace(ns, m.Topic)
-	maxRe := int32(r.cfg.maxReconsumeTimes)
+	maxRe := int32(r.c.maxReconsume())
 	actx, cancel := context.WithTimeout(ctx, sendBackTimeout)
 	err := r.sendBackRPC(actx, m, wireTopic, delayLevel, maxRe)
 	cancel()

@@ -76,7 +76,7 @@ func (m *member) RunningInfo() *remoting.ConsumerRunningInfo {
 		"pullBatchSize":                 strconv.Itoa(cfg.pullBatchSize),
 		"postSubscriptionWhenPull":      "true",
 		"unitMode":                      "false",
-		"maxReconsumeTimes":             strconv.Itoa(cfg.maxReconsumeTimes),
+		"maxReconsumeTimes":             strconv.Itoa(r.c.maxReconsume()),
 		"consumeTimeout":                strconv.FormatInt(int64(cfg.consumeTimeout/time.Minute), 10),
 		"namesrvAddr":                   strings.Join(r.cli.NameServers(), ";"),
 		"clientIP":                      clientIPOf(r.cli.ClientID()),

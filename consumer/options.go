@@ -38,6 +38,7 @@ type config struct {
 	persistInterval     time.Duration
 	offsetDir           string // "": $HOME/.rocketmq_offsets
 	interceptors        []Interceptor
+	suspendTime         time.Duration // orderly: how long SuspendQueue stops a queue
 	suspendBrokerMillis time.Duration // long-poll hold asked of the broker
 }
 
@@ -59,7 +60,8 @@ func defaultConfig() config {
 		pullThresholdSizeForTopic: -1,
 		maxSpan:                   2000,
 
-		maxReconsumeTimes:   16,
+		maxReconsumeTimes:   -1,
+		suspendTime:         time.Second,
 		consumeTimeout:      15 * time.Minute,
 		persistInterval:     5 * time.Second,
 		suspendBrokerMillis: 15 * time.Second,
@@ -120,7 +122,9 @@ func (c *config) validate() error {
 	case c.maxSpan < 1 || c.maxSpan > 65535:
 		return fmt.Errorf("rocketmq: consume max span %d: want 1..65535", c.maxSpan)
 	case c.maxReconsumeTimes < -1:
-		return fmt.Errorf("rocketmq: max reconsume times %d: want -1 (default 16) or more", c.maxReconsumeTimes)
+		return fmt.Errorf("rocketmq: max reconsume times %d: want -1 (the default) or more", c.maxReconsumeTimes)
+	case c.suspendTime < 10*time.Millisecond || c.suspendTime > 30*time.Second:
+		return fmt.Errorf("rocketmq: suspend time %v: want 10ms..30s", c.suspendTime)
 	case c.consumeTimeout <= 0:
 		return fmt.Errorf("rocketmq: consume timeout %v: want > 0", c.consumeTimeout)
 	case c.persistInterval <= 0:
@@ -203,9 +207,16 @@ func WithPullThresholdSizeForTopic(mib int) Option {
 // span more than n (a slow message holds the offset back). Default 2000.
 func WithConsumeMaxSpan(n int) Option { return func(c *config) { c.maxSpan = n } }
 
-// WithMaxReconsumeTimes sets how many times a message is given back before
-// it moves to %DLQ%group. Default 16; -1 means 16.
+// WithMaxReconsumeTimes sets how many times a message is given back
+// (concurrent) or suspended (orderly) before it moves to %DLQ%group.
+// Default -1: 16 for concurrent consumption, no limit for orderly, as
+// Java.
 func WithMaxReconsumeTimes(n int) Option { return func(c *config) { c.maxReconsumeTimes = n } }
+
+// WithSuspendTime sets how long SuspendQueue stops an orderly queue
+// before its messages are delivered again. Default 1 s; 10ms..30s (Java
+// suspendCurrentQueueTimeMillis).
+func WithSuspendTime(d time.Duration) Option { return func(c *config) { c.suspendTime = d } }
 
 // WithConsumeTimeout sets how long a message may wait in the consumer
 // after its handler started before it is given back. Default 15 min.

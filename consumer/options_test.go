@@ -1,8 +1,11 @@
 package consumer
 
 import (
+	"context"
 	"errors"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 )
@@ -51,8 +54,31 @@ func TestNewPushDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.cfg.maxReconsumeTimes != 16 {
-		t.Fatalf("max reconsume times %d, want 16 for -1", c.cfg.maxReconsumeTimes)
+	if got := c.maxReconsume(); got != 16 {
+		t.Fatalf("max reconsume times %d, want 16 for -1", got)
+	}
+	noop := func(context.Context, []*rocketmq.MessageExt) (OrderlyResult, error) { return OrderlySuccess, nil }
+	o, err := NewPush(WithGroup("g"), WithNameServers("127.0.0.1:9876"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.SubscribeOrderly("T", All, noop); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.maxReconsume(); got != math.MaxInt32 {
+		t.Fatalf("orderly max reconsume times %d, want unlimited for -1", got)
+	}
+	if err := o.Subscribe("U", All, func(context.Context, []*rocketmq.MessageExt) (Result, error) { return Success, nil }); err == nil {
+		t.Fatal("a concurrent handler was accepted on an orderly consumer")
+	}
+	if err := c.Subscribe("U", All, func(context.Context, []*rocketmq.MessageExt) (Result, error) { return Success, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SubscribeOrderly("T", All, noop); err == nil {
+		t.Fatal("an orderly handler was accepted on a concurrent consumer")
+	}
+	if _, err := NewPush(WithGroup("g"), WithNameServers("127.0.0.1:9876"), WithSuspendTime(time.Millisecond)); err == nil {
+		t.Fatal("a 1ms suspend time was accepted")
 	}
 	if c.wireGroup != "ns%g" || c.Group() != "g" {
 		t.Fatalf("groups %q %q", c.wireGroup, c.Group())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -16,8 +17,10 @@ import (
 )
 
 // PushConsumer receives the messages of its subscriptions and hands them
-// to their handlers (Java DefaultMQPushConsumer with a concurrent
-// listener). Create it with NewPush, Subscribe, then Start.
+// to their handlers (Java DefaultMQPushConsumer). Create it with NewPush,
+// Subscribe (concurrent consumption) or SubscribeOrderly (orderly
+// consumption), then Start. A consumer is one or the other: its first
+// subscription decides, as a Java consumer has one listener.
 type PushConsumer struct {
 	cfg       config
 	log       *slog.Logger
@@ -25,6 +28,7 @@ type PushConsumer struct {
 
 	subMu sync.RWMutex
 	subs  map[string]*subscription // by wire topic, the retry topic included
+	kind  consumeKind              // set by the first subscription
 
 	lifeMu sync.Mutex
 	state  int
@@ -39,13 +43,23 @@ const (
 	stateClosed
 )
 
+// consumeKind is whether a consumer consumes concurrently or orderly.
+type consumeKind int
+
+const (
+	kindUnset consumeKind = iota
+	kindConcurrent
+	kindOrderly
+)
+
 // subscription is one subscribed topic.
 type subscription struct {
 	topic     string // the user's topic
 	wireTopic string
 	sel       Selector
-	handler   Handler // nil for the retry topic: its messages go to their original topic's handler
-	chain     Handler // handler inside the interceptors
+	handler   Handler        // nil for the retry topic: its messages go to their original topic's handler
+	orderly   OrderlyHandler // the user's handler of an orderly consumer; handler then adapts it
+	chain     Handler        // handler inside the interceptors
 	data      remoting.SubscriptionData
 	filter    message.Subscription // TAG selectors: the client-side re-check
 }
@@ -60,9 +74,6 @@ func NewPush(opts ...Option) (*PushConsumer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 		cfg.client.Logger = log
-	}
-	if cfg.maxReconsumeTimes == -1 {
-		cfg.maxReconsumeTimes = 16
 	}
 	c := &PushConsumer{
 		cfg:       cfg,
@@ -101,11 +112,39 @@ func newSubscription(topic, wireTopic string, sel Selector, h Handler) *subscrip
 // called before or after Start; a topic subscribed twice keeps the last
 // selector and handler.
 func (c *PushConsumer) Subscribe(topic string, sel Selector, h Handler) error {
-	if err := rocketmq.ValidateTopic(topic); err != nil {
-		return fmt.Errorf("rocketmq: subscribe: %w", err)
-	}
 	if h == nil {
 		return fmt.Errorf("rocketmq: subscribe %s: nil handler", topic)
+	}
+	return c.subscribe(topic, sel, h, nil)
+}
+
+// SubscribeOrderly adds topic with selector sel and its orderly handler:
+// each queue's messages are consumed one batch at a time in offset order
+// (see OrderlyHandler). It may be called before or after Start on a
+// consumer whose subscriptions are orderly; a topic subscribed twice
+// keeps the last selector and handler.
+func (c *PushConsumer) SubscribeOrderly(topic string, sel Selector, h OrderlyHandler) error {
+	if h == nil {
+		return fmt.Errorf("rocketmq: subscribe %s: nil handler", topic)
+	}
+	return c.subscribe(topic, sel, adaptOrderly(h), h)
+}
+
+// adaptOrderly lets an orderly handler run inside the interceptor chain:
+// OrderlySuccess is Success, anything else RetryLater.
+func adaptOrderly(h OrderlyHandler) Handler {
+	return func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error) {
+		res, err := h(ctx, msgs)
+		if res == OrderlySuccess {
+			return Success, err
+		}
+		return RetryLater, err
+	}
+}
+
+func (c *PushConsumer) subscribe(topic string, sel Selector, h Handler, oh OrderlyHandler) error {
+	if err := rocketmq.ValidateTopic(topic); err != nil {
+		return fmt.Errorf("rocketmq: subscribe: %w", err)
 	}
 	switch sel.Type {
 	case "":
@@ -122,8 +161,21 @@ func (c *PushConsumer) Subscribe(topic string, sel Selector, h Handler) error {
 		return fmt.Errorf("rocketmq: subscribe %s: the group's retry topic is subscribed by the consumer itself", topic)
 	}
 	s := newSubscription(topic, wt, sel, h)
+	s.orderly = oh
 	s.chain = chainOf(h, c.cfg.interceptors)
+	kind := kindConcurrent
+	if oh != nil {
+		kind = kindOrderly
+	}
 	c.subMu.Lock()
+	if c.kind != kindUnset && c.kind != kind {
+		c.subMu.Unlock()
+		if kind == kindOrderly {
+			return fmt.Errorf("rocketmq: subscribe %s: consumer %s consumes concurrently: an orderly handler needs a consumer of its own", topic, c.cfg.group)
+		}
+		return fmt.Errorf("rocketmq: subscribe %s: consumer %s consumes orderly: use SubscribeOrderly or a consumer of its own", topic, c.cfg.group)
+	}
+	c.kind = kind
 	c.subs[wt] = s
 	c.subMu.Unlock()
 	c.subscriptionsChanged(wt)
@@ -280,6 +332,26 @@ func (c *PushConsumer) Stats() []Stats {
 		out = append(out, st)
 	}
 	return out
+}
+
+// orderly reports whether the consumer's subscriptions are orderly.
+func (c *PushConsumer) orderly() bool {
+	c.subMu.RLock()
+	defer c.subMu.RUnlock()
+	return c.kind == kindOrderly
+}
+
+// maxReconsume is the max reconsume times in effect: the option, or for
+// -1 Java's defaults, 16 (concurrent) and unlimited (orderly, Java
+// Integer.MAX_VALUE).
+func (c *PushConsumer) maxReconsume() int {
+	switch {
+	case c.cfg.maxReconsumeTimes != -1:
+		return c.cfg.maxReconsumeTimes
+	case c.orderly():
+		return math.MaxInt32
+	}
+	return 16
 }
 
 // Group returns the consumer group, without the namespace.

@@ -44,8 +44,51 @@ func (r Result) String() string {
 // queue is taken away by a rebalance; the handler should then return.
 type Handler func(ctx context.Context, msgs []*rocketmq.MessageExt) (Result, error)
 
+// OrderlyResult is what an OrderlyHandler returns for a batch of messages.
+//
+// The zero value is not OrderlySuccess: a handler that forgets to set its
+// result has its queue suspended and the same messages delivered again.
+type OrderlyResult int
+
+const (
+	// SuspendQueue stops the queue for the suspend time (WithSuspendTime,
+	// default 1 s) and then delivers the same messages again, before any
+	// later message of the queue (Java SUSPEND_CURRENT_QUEUE_A_MOMENT).
+	// After the maximum reconsume times, when one is set, the messages go
+	// to %DLQ%group and the queue moves on.
+	SuspendQueue OrderlyResult = iota
+	// OrderlySuccess acknowledges the batch; the queue moves on.
+	OrderlySuccess
+)
+
+func (r OrderlyResult) String() string {
+	switch r {
+	case OrderlySuccess:
+		return "success"
+	case SuspendQueue:
+		return "suspend"
+	}
+	return "unknown"
+}
+
+// OrderlyHandler consumes a batch of consecutive messages of one queue
+// (Java MessageListenerOrderly). One handler call at a time runs per
+// queue, in queue-offset order; different queues run in parallel up to
+// the consume goroutines. In clustering mode a queue is consumed only
+// while this consumer holds its lock on the broker, so no other member
+// of the group consumes it meanwhile. A non-nil error, or a panic, counts
+// as SuspendQueue and is logged.
+//
+// ReconsumeTimes counts the earlier deliveries of a suspended message.
+// ctx ends at the consume timeout or when Shutdown gives up waiting; a
+// rebalance that takes the queue away waits for the call in hand, so that
+// its result is committed before the queue is unlocked.
+type OrderlyHandler func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error)
+
 // Interceptor runs around every handler call. It must call next at most
-// once and return its result, or return a result of its own.
+// once and return its result, or return a result of its own. Around an
+// OrderlyHandler, Success stands for OrderlySuccess and RetryLater for
+// SuspendQueue.
 type Interceptor func(ctx context.Context, msgs []*rocketmq.MessageExt, next Handler) (Result, error)
 
 // Selector chooses the messages of a topic a consumer receives.
