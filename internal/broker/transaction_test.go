@@ -477,3 +477,20 @@ func TestTransactionRestartAfterChecks(t *testing.T) {
 		}
 	})
 }
+
+func TestTransactionMaxPending(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.TransactionMaxPending = 2; c.TransactionCheckInterval = time.Hour })
+	first := e.sendHalf("TxCap", 0, "UNIQ-C1")
+	e.sendHalf("TxCap", 0, "UNIQ-C2")
+	props := delayProps("TRAN_MSG", "true", "PGROUP", txTestGroup, "UNIQ_KEY", "UNIQ-C3")
+	h := remoting.SendMessageRequestHeader{ProducerGroup: txTestGroup, Topic: "TxCap", DefaultTopic: rocketmq.TopicAutoCreate,
+		DefaultTopicQueueNums: 4, BornTimestamp: time.Now().UnixMilli(), Properties: &props}
+	resp := invokeBroker(t, e.cli, e.b, remoting.NewRequest(remoting.SendMessageV2, h.V2().AppendExt(nil), []byte("x")))
+	if resp.Code != remoting.SystemBusy || resp.Remark != remarkTxTooMany {
+		t.Fatalf("half beyond the bound: code %d remark %q", resp.Code, resp.Remark)
+	}
+	// A plain message is not affected, and a decision makes room.
+	e.sendOK("TxCap", 0, "", []byte("plain"))
+	e.endOK(first, remoting.TransactionRollback, false)
+	e.sendHalf("TxCap", 0, "UNIQ-C3")
+}
