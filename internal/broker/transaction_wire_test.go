@@ -182,5 +182,5 @@ func TestTransactionCapturedFrames(t *testing.T) {
 	if n := len(e.read("GoldenTopicJava", 3)); n != 0 {
 		t.Errorf("rolled back message delivered: %d", n)
 	}
-	p.noCheck(t, 500*time.Millisecond)
+	p.noCheck(t, 500*time.Millisecond, e.halfEnd())
 }
