@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -545,5 +546,31 @@ func BenchmarkTransactionHandlers(b *testing.B) {
 		if resp := e.b.handleEndTransaction(ctx, c, end); resp.Code != remoting.Success {
 			b.Fatalf("end: %d %s", resp.Code, resp.Remark)
 		}
+	}
+}
+
+// A client's own REAL_TOPIC and REAL_QID do not redirect the commit: the
+// broker's replace them, as Java's map put does.
+func TestTransactionClientRealTopicIgnored(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour })
+	h := e.sendHalf("TxReal", 1, "UNIQ-REAL", "REAL_TOPIC", "Elsewhere", "REAL_QID", "3")
+	halves := e.read(rocketmq.TopicTransHalf, 0)
+	if halves[0].Properties["REAL_TOPIC"] != "TxReal" || halves[0].Properties["REAL_QID"] != "1" {
+		t.Errorf("half record keeps the client's REAL_TOPIC: %v", halves[0].Properties)
+	}
+	e.endOK(h, remoting.TransactionCommit, false)
+	if n := e.realCount("TxReal", 1); n != 1 {
+		t.Fatalf("TxReal/1 holds %d, want 1", n)
+	}
+	if n := e.b.store.MaxOffset("Elsewhere", 3); n != 0 {
+		t.Fatalf("commit followed the client's REAL_TOPIC: %d", n)
+	}
+	raw, err := e.b.store.MessageAt(h.phys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := message.ScanRecord(raw)
+	if n := strings.Count(string(v.Properties), "REAL_TOPIC"); n != 1 {
+		t.Errorf("half properties hold REAL_TOPIC %d times: %q", n, v.Properties)
 	}
 }
