@@ -574,3 +574,31 @@ func TestTransactionClientRealTopicIgnored(t *testing.T) {
 		t.Errorf("half properties hold REAL_TOPIC %d times: %q", n, v.Properties)
 	}
 }
+
+// The check progress passes decided records, and the op progress follows
+// once the half progress has passed what the op records concern, so a
+// restart reads only what is still open.
+func TestTransactionProgress(t *testing.T) {
+	e := txTestBroker(t, nil)
+	a := e.sendHalf("TxProg", 0, "UNIQ-P1")
+	b := e.sendHalf("TxProg", 0, "UNIQ-P2")
+	e.endOK(a, remoting.TransactionCommit, false)
+	e.endOK(b, remoting.TransactionRollback, false)
+	testutil.WaitFor(t, 5*time.Second, "check and op progress", func() bool {
+		half, ok1 := e.b.offsets.query(groupTransCheck, rocketmq.TopicTransHalf, 0)
+		op, ok2 := e.b.offsets.query(groupTransCheck, rocketmq.TopicTransOpHalf, 0)
+		return ok1 && ok2 && half == 2 && op == 2
+	})
+	if _, ok := e.b.topics.get(rocketmq.TopicTransHalf); !ok {
+		t.Error("no topic config for " + rocketmq.TopicTransHalf + " after a check round")
+	}
+	// An open transaction holds the check progress until it is due.
+	e.sendHalf("TxProg", 0, "UNIQ-P3")
+	e.restart(true)
+	e.b.tx.mu.Lock()
+	n := len(e.b.tx.pending)
+	e.b.tx.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d transactions open after restart, want 1", n)
+	}
+}
