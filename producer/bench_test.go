@@ -18,9 +18,9 @@ type stubAPI struct {
 	resp *remoting.Command
 }
 
-func (s *stubAPI) start(context.Context, string) error    { return nil }
-func (s *stubAPI) shutdown(context.Context, string) error { return nil }
-func (s *stubAPI) clientID() string                       { return "127.0.0.1@bench" }
+func (s *stubAPI) start(context.Context, string, mqclient.Producer) error { return nil }
+func (s *stubAPI) shutdown(context.Context, string) error                 { return nil }
+func (s *stubAPI) clientID() string                                       { return "127.0.0.1@bench" }
 func (s *stubAPI) publishInfo(context.Context, string) (*mqclient.PublishInfo, error) {
 	return s.pi, nil
 }

@@ -14,8 +14,9 @@ import (
 // brokerAPI is everything the producer needs from the client instance:
 // the narrow seam the unit tests mock.
 type brokerAPI interface {
-	// start registers the producer group and starts the client.
-	start(ctx context.Context, group string) error
+	// start registers the producer group, with member answering its transaction
+	// checks (nil: none), and starts the client.
+	start(ctx context.Context, group string, member mqclient.Producer) error
 	// shutdown unregisters the group and closes the client.
 	shutdown(ctx context.Context, group string) error
 	clientID() string
@@ -57,8 +58,8 @@ func newClientAPI(cfg *config) (*clientAPI, error) {
 	return &clientAPI{c: c, createTopicKey: cfg.createTopicKey, queueNums: cfg.defaultTopicQueueNums}, nil
 }
 
-func (a *clientAPI) start(ctx context.Context, group string) error {
-	if err := a.c.RegisterProducer(group, nil); err != nil {
+func (a *clientAPI) start(ctx context.Context, group string, member mqclient.Producer) error {
+	if err := a.c.RegisterProducer(group, member); err != nil {
 		return err
 	}
 	return a.c.Start(ctx)

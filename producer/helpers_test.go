@@ -46,7 +46,7 @@ func newMockProducer(t *testing.T, routes map[string]*mqclient.PublishInfo, opts
 	ctrl := gomock.NewController(t)
 	api := NewMockbrokerAPI(ctrl)
 	env := &mockEnv{api: api}
-	api.EXPECT().start(gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
+	api.EXPECT().start(gomock.Any(), gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
 	api.EXPECT().shutdown(gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
 	api.EXPECT().clientID().Return("127.0.0.1@test").AnyTimes()
 	api.EXPECT().refreshRoute(gomock.Any()).AnyTimes()

@@ -205,15 +205,15 @@ func (mr *MockbrokerAPIMockRecorder) shutdown(ctx, group interface{}) *gomock.Ca
 }
 
 // start mocks base method.
-func (m *MockbrokerAPI) start(ctx context.Context, group string) error {
+func (m *MockbrokerAPI) start(ctx context.Context, group string, member mqclient.Producer) error {
 	m.ctrl.T.Helper()
-	ret := m.ctrl.Call(m, "start", ctx, group)
+	ret := m.ctrl.Call(m, "start", ctx, group, member)
 	ret0, _ := ret[0].(error)
 	return ret0
 }
 
 // start indicates an expected call of start.
-func (mr *MockbrokerAPIMockRecorder) start(ctx, group interface{}) *gomock.Call {
+func (mr *MockbrokerAPIMockRecorder) start(ctx, group, member interface{}) *gomock.Call {
 	mr.mock.ctrl.T.Helper()
-	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "start", reflect.TypeOf((*MockbrokerAPI)(nil).start), ctx, group)
+	return mr.mock.ctrl.RecordCallWithMethodType(mr.mock, "start", reflect.TypeOf((*MockbrokerAPI)(nil).start), ctx, group, member)
 }

@@ -38,6 +38,8 @@ type config struct {
 	interceptors          []Interceptor
 	requestTimeout        time.Duration
 	timerCheck            bool
+	checkGoroutines       int
+	checkQueue            int
 
 	api brokerAPI // tests only: replaces the mqclient adapter
 }
@@ -63,6 +65,8 @@ func defaultConfig() config {
 		maxInflightBytes: 100 << 20,
 		requestTimeout:   3 * time.Second,
 		timerCheck:       true,
+		checkGoroutines:  1,    // Java checkThreadPoolMaxSize
+		checkQueue:       2000, // Java checkRequestHoldMax
 	}
 }
 
@@ -96,6 +100,8 @@ func (c *config) validate() error {
 		return errors.New("rocketmq: latency tables must be non-empty and of equal length")
 	case c.maxInflight <= 0 || c.maxInflightBytes <= 0:
 		return errors.New("rocketmq: async in-flight bounds must be positive")
+	case c.checkGoroutines <= 0 || c.checkQueue <= 0:
+		return errors.New("rocketmq: transaction check goroutines and queue size must be positive")
 	}
 	if c.createTopicKey != "" {
 		if err := rocketmq.ValidateTopic(c.createTopicKey); err != nil {
@@ -201,3 +207,13 @@ func WithRequestTimeout(d time.Duration) Option { return func(c *config) { c.req
 // target broker reported a version below 5.0 in its heartbeat reply: such
 // a broker would deliver the message at once. Default true.
 func WithTimerCheck(on bool) Option { return func(c *config) { c.timerCheck = on } }
+
+// WithTransactionChecks sets how a transactional producer answers the
+// broker's transaction checks: on at most goroutines goroutines, with at
+// most queue checks waiting; a check that finds the queue full is dropped
+// and the broker asks again at its next check interval. Plain producers
+// ignore it. Default 1 goroutine, 2000 waiting (Java's
+// checkThreadPoolMaxSize and checkRequestHoldMax).
+func WithTransactionChecks(goroutines, queue int) Option {
+	return func(c *config) { c.checkGoroutines, c.checkQueue = goroutines, queue }
+}

@@ -21,7 +21,8 @@ type Producer struct {
 	log   *slog.Logger
 	ids   *rocketmq.UniqIDGenerator
 	fault *faultStrategy
-	bufs  sync.Pool // *[]byte batch bodies
+	bufs  sync.Pool           // *[]byte batch bodies
+	txl   TransactionListener // nil for a plain producer
 
 	idxMu sync.RWMutex
 	idx   map[string]*atomic.Uint32 // per-topic rotation
@@ -44,6 +45,8 @@ type runState struct {
 
 	reqMu    sync.Mutex
 	requests map[string]chan *rocketmq.MessageExt
+
+	checks *checkPool // transaction checks; nil for a plain producer
 }
 
 // New validates the options and returns a producer that is not started.
@@ -107,9 +110,17 @@ func (p *Producer) Start(ctx context.Context) error {
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	api.setReplyHandler(r.deliverReply)
-	if err := api.start(ctx, p.cfg.wireGroup); err != nil {
+	var member mqclient.Producer // a nil *checkPool would not be a nil member
+	if p.txl != nil {
+		r.checks = p.newCheckPool(r)
+		member = r.checks
+	}
+	if err := api.start(ctx, p.cfg.wireGroup, member); err != nil {
 		r.cancel()
 		_ = api.shutdown(ctx, p.cfg.wireGroup)
+		if r.checks != nil {
+			_ = r.checks.stop(ctx)
+		}
 		return fmt.Errorf("rocketmq: start producer %s: %w", p.cfg.group, err)
 	}
 	p.run = r
@@ -151,6 +162,13 @@ func (p *Producer) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		r.cancel() // unblock waiters; closing the client fails the calls
+	}
+	if r.checks != nil {
+		// Checks still queued are answered within ctx, while the client
+		// can still send; later ones are dropped and the broker asks again.
+		if cerr := r.checks.stop(ctx); cerr != nil && err == nil {
+			err = cerr
+		}
 	}
 	r.api.setReplyHandler(nil)
 	if serr := r.api.shutdown(ctx, p.cfg.wireGroup); serr != nil && err == nil && ctx.Err() == nil {

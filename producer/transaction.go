@@ -3,8 +3,12 @@ package producer
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
+	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
 // LocalState is the outcome of a local transaction (Java
@@ -41,8 +45,10 @@ func (s LocalState) String() string {
 // producer and answers the broker's checks (Java TransactionListener).
 type TransactionListener interface {
 	// ExecuteLocal runs the local transaction of msg, just stored as a
-	// half message, with the arg given to SendInTransaction. A panic
-	// counts as LocalUnknown and is logged.
+	// half message, with the arg given to SendInTransaction. msg is a copy
+	// of the message sent, with the TRAN_MSG and PGROUP properties and its
+	// UNIQ_KEY: msg.UniqKey() is the transaction id CheckLocal later sees
+	// as TransactionID(). A panic counts as LocalUnknown and is logged.
 	ExecuteLocal(ctx context.Context, msg *rocketmq.Message, arg any) LocalState
 	// CheckLocal tells the broker the state of the local transaction of
 	// a half message still undecided after the check immunity time:
@@ -67,14 +73,19 @@ type TransactionResult struct {
 // TransactionProducer sends messages in transactions (Java
 // TransactionMQProducer); it is also a Producer for ordinary sends.
 // Create it with NewTransactional, Start it, and Shutdown it when done.
+// While it runs it answers the broker's checks of its group's undecided
+// transactions (see WithTransactionChecks); Shutdown answers the checks
+// already queued within its ctx.
 type TransactionProducer struct {
 	*Producer
-	listener TransactionListener
 }
 
-// ErrTransactionUnsupported is returned for a message that cannot be
-// sent in a transaction: a batch, or one with a delay, as Java refuses.
-var ErrTransactionUnsupported = errors.New("rocketmq: message not allowed in a transaction")
+// ErrTransactionUnsupported is returned for a message that cannot be sent
+// in a transaction: one with a delay level or a 5.x delivery time. (Java
+// silently drops a delay level instead; the message would then be
+// delivered at once, which is refused here rather than hidden.) Batches
+// cannot be sent in a transaction at all.
+var ErrTransactionUnsupported = errors.New("rocketmq: delayed messages cannot be sent in a transaction")
 
 // NewTransactional validates the options and returns a transactional
 // producer that is not started. The options are the producer's; the
@@ -88,14 +99,276 @@ func NewTransactional(l TransactionListener, opts ...Option) (*TransactionProduc
 	if err != nil {
 		return nil, err
 	}
-	return &TransactionProducer{Producer: p, listener: l}, nil
+	p.txl = l
+	return &TransactionProducer{Producer: p}, nil
 }
 
 // SendInTransaction sends msg as a half message, runs the listener's
 // ExecuteLocal with arg and ends the transaction with its outcome. The
 // error is non-nil when the half message was not stored (ExecuteLocal is
 // then not called); the END_TRANSACTION request is oneway, as Java's, so
-// its loss is repaired by the broker's check.
+// its loss is repaired by the broker's check. A half message stored with
+// a non-OK status (a flush or replication timeout) is rolled back without
+// running ExecuteLocal, as Java does. msg itself is not changed.
 func (t *TransactionProducer) SendInTransaction(ctx context.Context, msg *rocketmq.Message, arg any) (*TransactionResult, error) {
-	return nil, errors.New("rocketmq: transactions: not built yet")
+	p := t.Producer
+	half, err := p.halfMessage(msg)
+	if err != nil {
+		return nil, err
+	}
+	e, err := p.prepare(KindSync, []*rocketmq.Message{half})
+	if err != nil {
+		return nil, err
+	}
+	defer p.release(e)
+	r, err := p.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer r.leave()
+	res, err := p.sendEnvelope(ctx, r, e, p.cfg.selector)
+	if err != nil {
+		return nil, err
+	}
+	state, remark := LocalUnknown, ""
+	switch res.Status {
+	case rocketmq.SendOK:
+		state, remark = p.executeLocal(ctx, r, half, arg)
+	case rocketmq.SendFlushDiskTimeout, rocketmq.SendFlushSlaveTimeout, rocketmq.SendSlaveNotAvailable:
+		state = LocalRollback
+	}
+	p.endTransaction(r, res, state, remark)
+	return &TransactionResult{SendResult: res, State: state, TransactionID: half.UniqKey()}, nil
+}
+
+// halfMessage checks msg and returns the copy sent as the half message
+// (docs/PROTOCOL.md §8.12): TRAN_MSG and PGROUP set, and a UNIQ_KEY, the
+// transaction id, generated unless msg has one.
+func (p *Producer) halfMessage(msg *rocketmq.Message) (*rocketmq.Message, error) {
+	if msg == nil {
+		return nil, rocketmq.ErrNilMessage
+	}
+	if err := p.checkMessage(msg); err != nil {
+		return nil, err
+	}
+	if msg.DelayLevel() > 0 || isTimer(msg) {
+		return nil, ErrTransactionUnsupported
+	}
+	half := *msg
+	half.Properties = make(map[string]string, len(msg.Properties)+3)
+	for k, v := range msg.Properties {
+		half.Properties[k] = v
+	}
+	half.Properties[rocketmq.PropertyTransactionPrepared] = "true"
+	half.Properties[rocketmq.PropertyProducerGroup] = p.cfg.wireGroup
+	if half.UniqKey() == "" {
+		half.SetUniqKey(p.ids.NewID())
+	}
+	return &half, nil
+}
+
+// executeLocal runs ExecuteLocal; a panic is LocalUnknown with a remark
+// for the broker's log, as Java sends the exception text. Its ctx also
+// ends when Shutdown gives up waiting.
+func (p *Producer) executeLocal(ctx context.Context, r *runState, msg *rocketmq.Message, arg any) (state LocalState, remark string) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(r.ctx, cancel)
+	defer stop()
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.Error("rocketmq: local transaction panicked", "group", p.cfg.group, "transaction", msg.UniqKey(), "panic", v)
+			state, remark = LocalUnknown, fmt.Sprintf("executeLocalTransactionBranch exception: panic: %v", v)
+		}
+	}()
+	state = p.txl.ExecuteLocal(ctx, msg, arg)
+	if state != LocalCommit {
+		p.log.Info("rocketmq: local transaction not committed", "group", p.cfg.group, "transaction", msg.UniqKey(), "state", state)
+	}
+	return state.known(), ""
+}
+
+// known maps a value outside the three states to LocalUnknown.
+func (s LocalState) known() LocalState {
+	switch s {
+	case LocalCommit, LocalRollback:
+		return s
+	}
+	return LocalUnknown
+}
+
+// wire is the END_TRANSACTION commitOrRollback of s.
+func (s LocalState) wire() int32 {
+	switch s {
+	case LocalCommit:
+		return remoting.TransactionCommit
+	case LocalRollback:
+		return remoting.TransactionRollback
+	}
+	return remoting.TransactionNotType
+}
+
+// endTransaction sends END_TRANSACTION oneway to the master that stored
+// the half message (docs/PROTOCOL.md §3.9, §8.12). A failure is logged
+// only: the broker checks the transaction later.
+func (p *Producer) endTransaction(r *runState, res *rocketmq.SendResult, state LocalState, remark string) {
+	log := func(err error) {
+		p.log.Warn("rocketmq: end of transaction not sent; the broker will check it", "group", p.cfg.group,
+			"transaction", res.MsgID, "state", state, "err", err)
+	}
+	_, offset, err := rocketmq.DecodeOffsetMsgID(res.OffsetMsgID)
+	if err != nil {
+		log(err)
+		return
+	}
+	addr, ok := r.api.brokerAddr(res.Queue.BrokerName)
+	if !ok {
+		log(fmt.Errorf("%w: %s", ErrBrokerNotFound, res.Queue.BrokerName))
+		return
+	}
+	h := remoting.EndTransactionRequestHeader{
+		ProducerGroup:        p.cfg.wireGroup,
+		TranStateTableOffset: res.QueueOffset,
+		CommitLogOffset:      offset,
+		CommitOrRollback:     state.wire(),
+		MsgID:                res.MsgID,
+		BrokerName:           &res.Queue.BrokerName,
+	}
+	if res.TransactionID != "" {
+		h.TransactionID = &res.TransactionID
+	}
+	req := remoting.NewRequest(remoting.EndTransaction, h.AppendExt(nil), nil)
+	req.Remark = remark
+	// The decision goes out even when the caller's ctx has ended.
+	ctx, cancel := context.WithTimeout(r.ctx, p.cfg.sendTimeout)
+	defer cancel()
+	if err := r.api.invokeOneway(ctx, addr, req); err != nil {
+		log(err)
+	}
+}
+
+// checkPool answers CHECK_TRANSACTION_STATE for the group on a bounded
+// set of goroutines (Java's check executor): the client hands each check
+// over without waiting, a full queue drops it, and the broker asks again.
+type checkPool struct {
+	p      *Producer
+	r      *runState
+	ctx    context.Context // ends when Shutdown gives up waiting
+	cancel context.CancelFunc
+	queue  chan checkRequest
+	wg     sync.WaitGroup
+
+	mu     sync.RWMutex
+	closed bool
+}
+
+type checkRequest struct {
+	addr string
+	msg  *rocketmq.MessageExt
+	h    remoting.CheckTransactionStateRequestHeader
+}
+
+// checkTimeout bounds the oneway answer to a check, as Java's 3 s.
+const checkTimeout = 3 * time.Second
+
+func (p *Producer) newCheckPool(r *runState) *checkPool {
+	c := &checkPool{p: p, r: r, queue: make(chan checkRequest, p.cfg.checkQueue)}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.wg.Add(p.cfg.checkGoroutines)
+	for range p.cfg.checkGoroutines {
+		go c.run()
+	}
+	return c
+}
+
+// CheckTransactionState implements mqclient.Producer: it queues the check
+// and returns at once.
+func (c *checkPool) CheckTransactionState(_ context.Context, addr string, msg *rocketmq.MessageExt, h *remoting.CheckTransactionStateRequestHeader) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		c.p.log.Debug("rocketmq: transaction check dropped: producer shutting down", "group", c.p.cfg.group, "broker", addr, "transaction", msg.TransactionID())
+		return
+	}
+	select {
+	case c.queue <- checkRequest{addr: addr, msg: msg, h: *h}:
+	default:
+		c.p.log.Warn("rocketmq: transaction check dropped: check queue full; the broker asks again", "group", c.p.cfg.group,
+			"broker", addr, "transaction", msg.TransactionID(), "queue", cap(c.queue))
+	}
+}
+
+func (c *checkPool) run() {
+	defer c.wg.Done()
+	for req := range c.queue {
+		if c.ctx.Err() != nil {
+			continue // Shutdown gave up: drop the rest
+		}
+		c.answer(req)
+	}
+}
+
+// answer asks the listener and sends its decision to the broker that asked
+// (docs/PROTOCOL.md §8.12 step 4).
+func (c *checkPool) answer(req checkRequest) {
+	p := c.p
+	state, remark := c.checkLocal(req.msg)
+	msgID := req.msg.UniqKey()
+	if msgID == "" {
+		msgID = req.msg.MsgID
+	}
+	h := remoting.EndTransactionRequestHeader{
+		ProducerGroup:        p.cfg.wireGroup,
+		TranStateTableOffset: req.h.TranStateTableOffset,
+		CommitLogOffset:      req.h.CommitLogOffset,
+		CommitOrRollback:     state.wire(),
+		FromTransactionCheck: true,
+		MsgID:                msgID,
+		TransactionID:        req.h.TransactionID,
+		BrokerName:           req.h.BrokerName,
+	}
+	cmd := remoting.NewRequest(remoting.EndTransaction, h.AppendExt(nil), nil)
+	cmd.Remark = remark
+	ctx, cancel := context.WithTimeout(c.ctx, checkTimeout)
+	defer cancel()
+	if err := c.r.api.invokeOneway(ctx, req.addr, cmd); err != nil {
+		p.log.Warn("rocketmq: answer to a transaction check not sent", "group", p.cfg.group, "broker", req.addr, "transaction", msgID, "err", err)
+	}
+}
+
+func (c *checkPool) checkLocal(msg *rocketmq.MessageExt) (state LocalState, remark string) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.p.log.Error("rocketmq: transaction check panicked", "group", c.p.cfg.group, "transaction", msg.TransactionID(), "panic", v)
+			state, remark = LocalUnknown, fmt.Sprintf("checkLocalTransactionState Exception: panic: %v", v)
+		}
+	}()
+	state = c.p.txl.CheckLocal(c.ctx, msg).known()
+	if state != LocalCommit {
+		c.p.log.Info("rocketmq: transaction check not committed", "group", c.p.cfg.group, "transaction", msg.TransactionID(), "state", state)
+	}
+	return state, ""
+}
+
+// stop refuses new checks, lets the goroutines answer the queued ones
+// until ctx ends, then cancels the rest and waits for the goroutines.
+func (c *checkPool) stop(ctx context.Context) error {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.queue)
+	}
+	c.mu.Unlock()
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		c.cancel()
+		<-done
+	}
+	c.cancel()
+	return err
 }
