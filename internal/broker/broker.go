@@ -40,6 +40,7 @@ type Broker struct {
 	syncs    *syncReplies     // sends waiting for a sync flush (FlushSync only)
 	schedule *scheduleService // SCHEDULE_TOPIC_XXXX deliveries
 	timers   *timerService    // rmq_sys_wheel_timer deliveries
+	tx       *txService       // half messages and their checks
 
 	addr      string         // published ip:port
 	storeHost netip.AddrPort // written into every record
@@ -128,6 +129,8 @@ func New(cfg Config) (*Broker, error) {
 		st.Close()
 		return nil, err
 	}
+	b.tx = newTxService(b)
+	b.tx.load()
 	b.srv = server.New(server.Config{Logger: b.log, MaxHandlers: cfg.MaxHandlers, OnPanic: cfg.OnPanic})
 	b.nsCli, err = transport.New(transport.WithLogger(b.log), transport.WithLanguage(remoting.LanguageJava))
 	if err != nil {
@@ -179,6 +182,7 @@ func (b *Broker) Start() error {
 		b.loop(b.syncs.run)
 	}
 	b.startDelayed()
+	b.every(b.cfg.TransactionCheckInterval, b.tx.round)
 	b.registerAll(b.ctx)
 	return nil
 }

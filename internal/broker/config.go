@@ -85,6 +85,18 @@ type Config struct {
 	// LockTableMax bounds the queue locks held over all groups (65536).
 	LockTableMax int
 
+	// TransactionCheckInterval is transactionCheckInterval (60 s): how
+	// often half messages without a decision are looked at.
+	TransactionCheckInterval time.Duration
+	// TransactionTimeout is transactionTimeOut (6 s): a half message
+	// younger than this (or than its CHECK_IMMUNITY_TIME_IN_SECONDS) is
+	// not checked yet.
+	TransactionTimeout time.Duration
+	// TransactionCheckMax is transactionCheckMax (15): a half message
+	// checked this often without an answer is discarded to
+	// TRANS_CHECK_MAX_TIME_TOPIC.
+	TransactionCheckMax int
+
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
 
@@ -157,6 +169,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.LockTableMax <= 0 {
 		c.LockTableMax = defaultLockTableMax
+	}
+	if c.TransactionCheckInterval <= 0 {
+		c.TransactionCheckInterval = 60 * time.Second
+	}
+	if c.TransactionTimeout <= 0 {
+		c.TransactionTimeout = 6 * time.Second
+	}
+	if c.TransactionCheckMax <= 0 {
+		c.TransactionCheckMax = 15
 	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"

@@ -27,7 +27,6 @@ const (
 	faqSuffix          = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
 	remarkMsgIllegal   = "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k."
 	remarkMappedFile   = "create mapped file failed, server is busy or broken."
-	remarkTxNotYet     = "transactional messages are not supported by this broker yet"
 	remarkNoWriteQueue = "topic has no write queue"
 )
 
@@ -213,19 +212,21 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 
 	raw := orZero(h.Properties)
 	p := scanSendProps(raw)
-	if javaBool(p.tranMsg) {
-		return b.sendResponse(remoting.SystemError, remarkTxNotYet)
-	}
+	reconsume := orZero(h.ReconsumeTimes)
+	// A half message (docs/PROTOCOL.md §9.7); Java takes a retried message
+	// with a delay level for an old-style retry, not a transaction.
+	half := javaBool(p.tranMsg) && !(reconsume > 0 && p.delayLevel() > 0)
 	// A DLQ-bound message keeps the client's DELAY and is parked like any
 	// other (Java's handleRetryAndDLQ sets level 0 on a message whose
 	// properties the client's then replace): the fallback send of a Java
-	// consumer reaches %DLQ% after its delay level.
+	// consumer reaches %DLQ% after its delay level. A half message keeps its
+	// DELAY for the commit.
 	delay := 0
-	if t := sysFlag & message.FlagTransactionMask; t == message.FlagTransactionNot || t == message.FlagTransactionCommit {
+	if t := sysFlag & message.FlagTransactionMask; !half && (t == message.FlagTransactionNot || t == message.FlagTransactionCommit) {
 		delay = p.delayLevel()
 	}
 	var timer timerSpec // a 5.x timer message (timer.go)
-	if delay <= 0 && p.timer {
+	if !half && delay <= 0 && p.timer {
 		if timer, resp = b.timerPrepare(raw); resp != nil {
 			return resp
 		}
@@ -238,6 +239,8 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	defer propsBufs.Put(pb)
 	drop := propDropWait
 	switch {
+	case half:
+		drop = 0 // Java rebuilds a half message's properties from its map, WAIT included
 	case delay > 0:
 		drop = 0
 		if delay > len(b.delayLevels) {
@@ -269,6 +272,12 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		buf = timerPark(buf, &timer, topic, queueID)
 		topic, queueID = topicTimer, 0
 	}
+	if half {
+		buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealTopic, topic)
+		buf = message.AppendProperty(buf, 0, rocketmq.PropertyRealQueueID, strconv.Itoa(int(queueID)))
+		topic, queueID = rocketmq.TopicTransHalf, 0
+		sysFlag &^= message.FlagTransactionMask // stored as a plain message, so it is dispatched
+	}
 	pb.b = buf
 	if len(buf) > message.MaxPropertiesLength {
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
@@ -277,7 +286,6 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
 	}
 
-	reconsume := orZero(h.ReconsumeTimes)
 	put := store.PutRequest{
 		RecordFields: message.RecordFields{
 			QueueID:        queueID,
@@ -296,7 +304,13 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		Keys:     p.keys,
 		// With sync flush the wait is syncReplies', not the store's.
 	}
-	res, err := b.store.PutMessage(ctx, &put)
+	var res store.PutResult
+	var err error
+	if half {
+		res, err = b.tx.putHalf(ctx, &put, propValue(raw, rocketmq.PropertyProducerGroup))
+	} else {
+		res, err = b.store.PutMessage(ctx, &put)
+	}
 	if err != nil {
 		return b.storeErrorResponse(err)
 	}

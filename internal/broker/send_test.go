@@ -371,8 +371,6 @@ func TestSendValidation(t *testing.T) {
 		{name: "body too large", h: ok("Big"), body: make([]byte, 1025), status: remoting.MessageIllegal, remark: remarkMsgIllegal},
 		{name: "properties too long", h: sendTestHeader("BigProps", 0, sendTestProps("p", strings.Repeat("x", 32767))),
 			status: remoting.MessageIllegal, remark: remarkMsgIllegal},
-		{name: "transaction", h: sendTestHeader("Tx", 0, sendTestProps("TRAN_MSG", "true", "PGROUP", "PG")),
-			status: remoting.SystemError, remark: remarkTxNotYet},
 		{name: "unparsable timer", h: sendTestHeader("Timer", 0, sendTestProps("TIMER_DELAY_SEC", "ten")),
 			status: remoting.MessageIllegal, remark: fmt.Sprintf(remarkTimerIllegal, (72 * time.Hour).Milliseconds())},
 		{name: "missing topic", req: remoting.NewRequest(remoting.SendMessageV2,
@@ -862,16 +860,6 @@ func TestSendCapturedFrames(t *testing.T) {
 			resp := raw.Replay(data)
 			if resp.Opaque != req.Opaque || !resp.IsResponse() || resp.Serialize != req.Serialize {
 				t.Errorf("response opaque %d flag %d serialize %d, request %d / %d", resp.Opaque, resp.Flag, resp.Serialize, req.Opaque, req.Serialize)
-			}
-			p := ""
-			if v, ok := req.Ext.Get("i"); ok {
-				p = v
-			} else if v, ok := req.Ext.Get("properties"); ok {
-				p = v
-			}
-			if strings.Contains(p, "TRAN_MSG\x01true") {
-				sendCheckResp(t, resp, remoting.SystemError, remarkTxNotYet)
-				return
 			}
 			if resp.Code != wantResp.Code || resp.Remark != wantResp.Remark {
 				t.Fatalf("code %d remark %q, captured %d %q", resp.Code, resp.Remark, wantResp.Code, wantResp.Remark)

@@ -1,0 +1,294 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
+)
+
+// Transactional messages (docs/PROTOCOL.md §9.7). A half message is stored
+// in RMQ_SYS_TRANS_HALF_TOPIC queue 0 with its destination in REAL_TOPIC
+// and REAL_QID. END_TRANSACTION commits it (a copy goes to the real topic)
+// or rolls it back; either way an op record in RMQ_SYS_TRANS_OP_HALF_TOPIC
+// (tag "d", body the half's queue offset) makes the decision durable. The
+// check service (txcheck.go) asks a producer of the group about half
+// messages nobody decided.
+//
+// Decided once. A transaction is its producer group and UNIQ_KEY: the
+// check service re-puts an undecided half message at the end of the half
+// queue before each check, so one transaction may have several half
+// records, and the original producer's late END_TRANSACTION and the answer
+// to a check may both arrive. pending holds the undecided transactions
+// with the queue offset of their latest half record; a decision is applied
+// only while its transaction is pending and removes it, under mu, so a
+// second decision changes nothing. pending is rebuilt at start from the
+// half records after the check progress and the op records after the op
+// progress (see txService.load and txService.round for why that range
+// suffices).
+
+// Names of the transaction system group and op tag (Java
+// TransactionalMessageUtil).
+const (
+	groupTransCheck = "CID_RMQ_SYS_TRANS"
+	opTagRemove     = "d"
+)
+
+// txService holds the undecided transactions and the check progress.
+type txService struct {
+	b *Broker
+
+	// mu orders half puts, decisions and check re-puts, so that pending
+	// always agrees with the half and op queues.
+	mu      sync.Mutex
+	pending map[string]int64 // txKey → queue offset of the latest half record
+
+	// Owned by the check goroutine: the queue ends seen at the start of
+	// the previous round (txcheck.go).
+	prev    txSnapshot
+	hasPrev bool
+}
+
+func newTxService(b *Broker) *txService {
+	return &txService{b: b, pending: make(map[string]int64)}
+}
+
+// txKey identifies a transaction: producer group and UNIQ_KEY.
+func txKey(group, uniq string) string { return group + "\x01" + uniq }
+
+// halfRecord is one record of the half queue, decoded.
+type halfRecord struct {
+	m     *rocketmq.MessageExt
+	props string // the stored properties string
+}
+
+func (h *halfRecord) key() string {
+	return txKey(h.m.Properties[rocketmq.PropertyProducerGroup], h.m.Properties[rocketmq.PropertyUniqKey])
+}
+
+// recordAt reads and decodes the record at a commit-log offset.
+func (t *txService) recordAt(phys int64) (halfRecord, error) {
+	rec, err := t.b.store.MessageAt(phys)
+	if err != nil {
+		return halfRecord{}, err
+	}
+	v, err := message.ScanRecord(rec)
+	if err != nil {
+		return halfRecord{}, err
+	}
+	m, _, err := message.DecodeOptions{KeepCompressed: true}.DecodeRecord(rec)
+	if err != nil {
+		return halfRecord{}, err
+	}
+	if m.Properties == nil {
+		m.Properties = map[string]string{}
+	}
+	return halfRecord{m: m, props: string(v.Properties)}, nil
+}
+
+// queueRecord reads the record at a queue offset of topic's queue 0.
+func (t *txService) queueRecord(topic string, off int64) (halfRecord, error) {
+	e, err := t.b.store.ConsumeQueueEntry(topic, 0, off)
+	if err != nil {
+		return halfRecord{}, err
+	}
+	return t.recordAt(e.PhysicalOffset)
+}
+
+// progress is the check service's next offset in topic's queue 0.
+func (t *txService) progress(topic string) int64 {
+	minOff := t.b.store.MinOffset(topic, 0)
+	off, ok := t.b.offsets.query(groupTransCheck, topic, 0)
+	if !ok || off < minOff {
+		return minOff
+	}
+	return min(off, t.b.store.MaxOffset(topic, 0))
+}
+
+// load rebuilds pending (New, before anything is served). Every undecided
+// transaction has a half record at or after the check progress, and every
+// decision about such a record is at or after the op progress; records
+// that cannot be read are skipped (a decision whose half record is gone
+// concerns no readable record either).
+func (t *txService) load() {
+	st := t.b.store
+	for off, end := t.progress(rocketmq.TopicTransHalf), st.MaxOffset(rocketmq.TopicTransHalf, 0); off < end; off++ {
+		h, err := t.queueRecord(rocketmq.TopicTransHalf, off)
+		if err != nil {
+			continue
+		}
+		t.pending[h.key()] = off
+	}
+	if len(t.pending) == 0 {
+		return
+	}
+	for off, end := t.progress(rocketmq.TopicTransOpHalf), st.MaxOffset(rocketmq.TopicTransOpHalf, 0); off < end; off++ {
+		op, err := t.queueRecord(rocketmq.TopicTransOpHalf, off)
+		if err != nil || op.m.Properties[rocketmq.PropertyTags] != opTagRemove {
+			continue
+		}
+		halfOff, err := strconv.ParseInt(string(op.m.Body), 10, 64)
+		if err != nil {
+			continue
+		}
+		h, err := t.queueRecord(rocketmq.TopicTransHalf, halfOff)
+		if err != nil {
+			continue
+		}
+		delete(t.pending, h.key())
+	}
+	if n := len(t.pending); n > 0 {
+		t.b.log.Info("undecided transactions restored", "count", n)
+	}
+}
+
+// putHalf stores a half message and makes its transaction pending.
+func (t *txService) putHalf(ctx context.Context, put *store.PutRequest, group string) (store.PutResult, error) {
+	key := txKey(group, put.UniqKey)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	res, err := t.b.store.PutMessage(ctx, put)
+	if err != nil {
+		return res, err
+	}
+	t.pending[key] = res.QueueOffset
+	return res, nil
+}
+
+// errTxDecided reports an END_TRANSACTION for a transaction already
+// decided (or discarded after too many checks).
+var errTxDecided = errors.New("rocketmq: transaction already decided")
+
+// decide applies commit or rollback to the transaction of half record h,
+// once. commit stores the message to its real topic; then an op record is
+// written. It returns errTxDecided when the transaction was not pending,
+// and the store's error when the commit could not be stored (the
+// transaction stays pending).
+func (t *txService) decide(ctx context.Context, h *halfRecord, commit bool) error {
+	key := h.key()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.pending[key]; !ok {
+		return errTxDecided
+	}
+	if commit {
+		put, err := t.b.finalMessage(h)
+		if err != nil {
+			return err
+		}
+		res, err := t.b.store.PutMessage(ctx, &put)
+		if err != nil {
+			return err
+		}
+		t.b.stats.addPut(res.MsgCount, res.WroteBytes)
+	}
+	if err := t.putOp(ctx, h.m.QueueOffset); err != nil {
+		// The decision holds in memory; after a restart the transaction is
+		// checked again.
+		t.b.log.Error("write transaction op record", "halfOffset", h.m.QueueOffset, "err", err)
+	}
+	delete(t.pending, key)
+	return nil
+}
+
+// putOp writes the op record of the half record at halfOffset (Java
+// TransactionalMessageBridge.addRemoveTagInTransactionOp): tag d, body the
+// offset in decimal, WAIT=false, a fresh UNIQ_KEY.
+func (t *txService) putOp(ctx context.Context, halfOffset int64) error {
+	b := t.b
+	uniq := b.ids.NewID()
+	var pbuf [96]byte
+	props := message.AppendProperty(pbuf[:0], 0, rocketmq.PropertyTags, opTagRemove)
+	props = message.AppendProperty(props, 0, rocketmq.PropertyWaitStoreMsgOK, "false")
+	props = message.AppendProperty(props, 0, rocketmq.PropertyUniqKey, uniq)
+	put := store.PutRequest{
+		RecordFields: message.RecordFields{
+			BornTimestamp: b.now(),
+			BornHost:      b.storeHost,
+			StoreHost:     b.storeHost,
+			Body:          strconv.AppendInt(nil, halfOffset, 10),
+			Topic:         rocketmq.TopicTransOpHalf,
+			Properties:    string(props),
+		},
+		TagsCode: message.TagHash(opTagRemove),
+		UniqKey:  uniq,
+	}
+	res, err := b.store.PutMessage(ctx, &put)
+	if err != nil {
+		return err
+	}
+	b.stats.addPut(res.MsgCount, res.WroteBytes)
+	return nil
+}
+
+// finalMessage is the committed copy of half record h (Java
+// EndTransactionProcessor.endMessageTransaction): real topic and queue,
+// commit type, preparedTransactionOffset the half's offset. Java clears
+// REAL_TOPIC, REAL_QID and TRAN_MSG from the message's map only after
+// taking its properties string, so a 4.9.8 broker stores them unchanged
+// (wire 0178) and consumers learn the transaction id from TRAN_MSG; the
+// same string is stored here. A delay level parks the copy as any delayed
+// message, with the properties rebuilt as Java's store rebuilds them.
+func (b *Broker) finalMessage(h *halfRecord) (store.PutRequest, error) {
+	m := h.m
+	topic := m.Properties[rocketmq.PropertyRealTopic]
+	qid, err := strconv.ParseInt(m.Properties[rocketmq.PropertyRealQueueID], 10, 32)
+	if topic == "" || err != nil || qid < 0 {
+		return store.PutRequest{}, errTxNoRealTopic
+	}
+	put := store.PutRequest{
+		RecordFields: message.RecordFields{
+			QueueID:                   int32(qid),
+			Flag:                      m.Flag,
+			SysFlag:                   m.SysFlag&^message.FlagTransactionMask | message.FlagTransactionCommit,
+			BornTimestamp:             m.BornTimestamp,
+			BornHost:                  m.BornHost,
+			StoreHost:                 m.StoreHost,
+			ReconsumeTimes:            m.ReconsumeTimes,
+			PreparedTransactionOffset: m.CommitLogOffset,
+			Body:                      m.Body,
+			Topic:                     topic,
+			Properties:                h.props,
+		},
+		TagsCode: message.TagHash(m.Properties[rocketmq.PropertyTags]),
+		UniqKey:  m.Properties[rocketmq.PropertyUniqKey],
+		Keys:     m.Properties[rocketmq.PropertyKeys],
+	}
+	p := sendProps{delay: m.Properties[rocketmq.PropertyDelayLevel]}
+	if delay := p.delayLevel(); delay > 0 {
+		props := make(map[string]string, len(m.Properties))
+		for k, v := range m.Properties {
+			props[k] = v
+		}
+		delete(props, rocketmq.PropertyTransactionPrepared)
+		b.parkDelayed(&put, props, delay)
+		put.Properties = message.EncodeProperties(props)
+	}
+	return put, nil
+}
+
+// errTxNoRealTopic reports a half record without a usable REAL_TOPIC or
+// REAL_QID.
+var errTxNoRealTopic = errors.New("rocketmq: half message has no real topic")
+
+// withProperty is the properties string s with key set to val (replaced
+// in place or appended).
+func withProperty(s, key, val string) string {
+	buf := make([]byte, 0, len(s)+len(key)+len(val)+2)
+	found := false
+	for it := message.Properties(s); it.Next(); {
+		k, v := it.Key(), it.Value()
+		if k == key {
+			v, found = val, true
+		}
+		buf = message.AppendProperty(buf, 0, k, v)
+	}
+	if !found {
+		buf = message.AppendProperty(buf, 0, key, val)
+	}
+	return string(buf)
+}
