@@ -35,7 +35,8 @@ type mockEnv struct {
 	p       *Producer
 	mu      sync.Mutex
 	reply   func(*rocketmq.MessageExt)
-	version int32 // 0: unknown
+	member  mqclient.Producer // registered by the last start
+	version int32             // 0: unknown
 }
 
 // newMockProducer returns a started producer over a mocked brokerAPI whose
@@ -43,10 +44,37 @@ type mockEnv struct {
 // broker-a and broker-b). Invoke expectations are the test's.
 func newMockProducer(t *testing.T, routes map[string]*mqclient.PublishInfo, opts ...Option) *mockEnv {
 	t.Helper()
+	env := newMockAPI(t, routes)
+	p, err := New(append([]Option{withAPI(env.api), WithGroup("pg")}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.start(t, p)
+	return env
+}
+
+// start starts p and shuts it down at the end of the test.
+func (env *mockEnv) start(t *testing.T, p *Producer) {
+	t.Helper()
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	env.p = p
+}
+
+// newMockAPI returns the mocked brokerAPI of newMockProducer.
+func newMockAPI(t *testing.T, routes map[string]*mqclient.PublishInfo) *mockEnv {
+	t.Helper()
 	ctrl := gomock.NewController(t)
 	api := NewMockbrokerAPI(ctrl)
 	env := &mockEnv{api: api}
-	api.EXPECT().start(gomock.Any(), gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
+	api.EXPECT().start(gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, _ string, m mqclient.Producer) error {
+		env.mu.Lock()
+		env.member = m
+		env.mu.Unlock()
+		return nil
+	}).AnyTimes()
 	api.EXPECT().shutdown(gomock.Any(), gomock.Any()).Return(nil).AnyTimes()
 	api.EXPECT().clientID().Return("127.0.0.1@test").AnyTimes()
 	api.EXPECT().refreshRoute(gomock.Any()).AnyTimes()
@@ -86,15 +114,6 @@ func newMockProducer(t *testing.T, routes map[string]*mqclient.PublishInfo, opts
 		}
 		return nil, remoting.ErrTopicNotExist
 	}).AnyTimes()
-	p, err := New(append([]Option{withAPI(api), WithGroup("pg")}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
-	env.p = p
 	return env
 }
 

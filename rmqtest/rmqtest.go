@@ -154,6 +154,18 @@ func WithTimerPrecision(d time.Duration) Option {
 	}
 }
 
+// WithTransactionCheck sets how often the brokers look for undecided
+// transactional half messages (transactionCheckInterval) and how old one
+// must be before its producer group is asked (transactionTimeOut), so that
+// tests see check-backs in about a second. Default Java's 60 s and 6 s.
+func WithTransactionCheck(interval, timeout time.Duration) Option {
+	return func(c *config) {
+		c.tweaks = append(c.tweaks, func(b *broker.Config) {
+			b.TransactionCheckInterval, b.TransactionTimeout = interval, timeout
+		})
+	}
+}
+
 // WithLogger sends the servers' logs to l. Default: discarded.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
