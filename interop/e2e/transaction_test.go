@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	ourproducer "github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
@@ -611,7 +613,7 @@ func TestTransactionCheckAcrossClients(t *testing.T) {
 			group := e.name("PG")
 			log := &txLog{run: e.prefix}
 			pl := newTxPlan(e, topic, group)
-			var msgs []*sent
+			var msgs []*sent // the sender's
 			for i := 0; i < 3; i++ {
 				msgs = append(msgs, pl.add(txCheckCommit, "TagA", 100+i), pl.add(txCheckRollback, "TagB", 200+i))
 			}
@@ -623,13 +625,26 @@ func TestTransactionCheckAcrossClients(t *testing.T) {
 			// The sender's listener must never be asked: it is gone when
 			// the checks come.
 			senderLog := &txLog{run: e.prefix}
+			// The member that answers runs a transaction of its own first:
+			// a producer heartbeats only to the brokers of the routes it
+			// holds, and the broker asks only the producers it knows.
+			first := pl.add(txCommit, "TagA", 50)
+			var answerer string
 			if dir == "ours-then-official" {
-				e.officialTxProducer(t, group, &officialListener{name: e.name("tp"), log: log})
+				answerer = e.name("tp")
+				p, _ := e.officialTxProducer(t, group, &officialListener{name: answerer, log: log})
+				sendOfficialTx(t, p, pl, masters, []*sent{first})
+			} else {
+				answerer = e.name("ours")
+				p, _ := e.ourTxProducer(t, group, &ourListener{name: answerer, log: log})
+				sendOurTx(t, p, pl, masters, []*sent{first})
+			}
+			e.waitProducer(t, masters, group, answerer)
+			if dir == "ours-then-official" {
 				p, stop := e.ourTxProducer(t, group, &ourListener{name: e.name("ours"), log: senderLog})
 				sendOurTx(t, p, pl, masters, msgs)
 				stop()
 			} else {
-				e.ourTxProducer(t, group, &ourListener{name: e.name("ours"), log: log})
 				p, stop := e.officialTxProducer(t, group, &officialListener{name: e.name("tp"), log: senderLog})
 				sendOfficialTx(t, p, pl, masters, msgs)
 				stop()
@@ -644,4 +659,35 @@ func TestTransactionCheckAcrossClients(t *testing.T) {
 }
 
 // txClusterOptions are the in-process broker's transaction timings.
-var txClusterOptions = []rmqtest.Option{}
+var txClusterOptions = []rmqtest.Option{rmqtest.WithTransactionCheck(txCheckInterval, txImmunity)}
+
+// waitProducer waits until every master lists the client instance in
+// producer group (GET_PRODUCER_CONNECTION_LIST).
+func (e *env) waitProducer(t *testing.T, masters map[string]string, group, instance string) {
+	t.Helper()
+	listed := func(addr string) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		h := remoting.GetProducerConnectionListRequestHeader{ProducerGroup: group}
+		resp, err := e.admin.Invoke(ctx, addr, remoting.NewRequest(remoting.GetProducerConnectionList, h.AppendExt(nil), nil), 5*time.Second)
+		if err != nil || resp.Code != remoting.Success {
+			return false
+		}
+		var pc remoting.ProducerConnection
+		if err := pc.DecodeJSON(resp.Body); err != nil {
+			t.Fatalf("GET_PRODUCER_CONNECTION_LIST %q: %v", resp.Body, err)
+		}
+		for _, c := range pc.ConnectionSet {
+			if strings.HasSuffix(c.ClientID, "@"+instance) {
+				return true
+			}
+		}
+		return false
+	}
+	timeout := e.txTimeout()
+	for name, addr := range masters {
+		if !testutil.Poll(timeout, func() bool { return listed(addr) }) {
+			t.Fatalf("%s does not list %s in producer group %s after %v", name, instance, group, timeout)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
@@ -47,7 +48,14 @@ func TestTxMode(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := runTx(t, client, "-namesrv", c.NameServerAddr(), "-topic", topic)
-			got, err := topicMessages(ctx, c.NameServerAddr(), topic)
+			// END_TRANSACTION is oneway: the last commits may still be
+			// on their way when rmqbench returns.
+			var got int64
+			var err error
+			testutil.Poll(10*time.Second, func() bool {
+				got, err = topicMessages(ctx, c.NameServerAddr(), topic)
+				return err != nil || got >= r.Msgs+1
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
