@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -207,7 +208,18 @@ func (l *ourListener) CheckLocal(_ context.Context, m *rocketmq.MessageExt) ourp
 type txPlan struct {
 	*plan
 	group string
-	half  map[int]int64
+	// lateChecks accepts checks of transactions their sender decides:
+	// under load the decision may come after the immunity time.
+	lateChecks bool
+	mu         sync.Mutex
+	half       map[int]int64
+}
+
+// halfOffset is the commit-log offset of transaction idx's half message.
+func (p *txPlan) halfOffset(idx int) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.half[idx]
 }
 
 func newTxPlan(e *env, topic, group string) *txPlan {
@@ -295,14 +307,16 @@ func (e *env) ourTxProducer(t *testing.T, group string, l *ourListener) (p *ourp
 }
 
 // sendOfficialTx runs the transactions of msgs with the official producer
-// and records what it reported.
-func sendOfficialTx(t *testing.T, p rmq.TransactionProducer, pl *txPlan, masters map[string]string, msgs []*sent) {
+// and records what it reported. It may run on several goroutines at once;
+// it stops at the first failed send and reports false.
+func sendOfficialTx(t *testing.T, p rmq.TransactionProducer, pl *txPlan, masters map[string]string, msgs []*sent) bool {
 	t.Helper()
 	for _, s := range msgs {
 		msg := s.official(pl.topic)
 		res, err := p.SendMessageInTransaction(context.Background(), msg)
 		if err != nil {
-			t.Fatalf("transaction %d (%s): %v", s.idx, s.kind, err)
+			t.Errorf("transaction %d (%s): %v", s.idx, s.kind, err)
+			return false
 		}
 		var state string
 		switch res.State {
@@ -317,18 +331,21 @@ func sendOfficialTx(t *testing.T, p rmq.TransactionProducer, pl *txPlan, masters
 		pl.record(t, masters, s, res.Status == primitive.SendOK, msg.GetProperty(primitive.PropertyUniqueClientMessageIdKeyIndex),
 			res.MsgID, res.OffsetMsgID, res.MessageQueue)
 	}
+	return true
 }
 
 // sendOurTx runs the transactions of msgs with our producer and records
 // what it reported; the transaction id is the half message's UNIQ_KEY
-// (our producer leaves msg unchanged).
-func sendOurTx(t *testing.T, p *ourproducer.TransactionProducer, pl *txPlan, masters map[string]string, msgs []*sent) {
+// (our producer leaves msg unchanged). Like sendOfficialTx it may run
+// concurrently and reports false after a failed send.
+func sendOurTx(t *testing.T, p *ourproducer.TransactionProducer, pl *txPlan, masters map[string]string, msgs []*sent) bool {
 	t.Helper()
 	for _, s := range msgs {
 		msg := s.ours(t, pl.topic)
 		res, err := p.SendInTransaction(context.Background(), msg, s.idx)
 		if err != nil {
-			t.Fatalf("transaction %d (%s): %v", s.idx, s.kind, err)
+			t.Errorf("transaction %d (%s): %v", s.idx, s.kind, err)
+			return false
 		}
 		var state string
 		switch res.State {
@@ -344,6 +361,7 @@ func sendOurTx(t *testing.T, p *ourproducer.TransactionProducer, pl *txPlan, mas
 		pl.record(t, masters, s, res.Status == rocketmq.SendOK, res.TransactionID, res.MsgID, res.OffsetMsgID,
 			&primitive.MessageQueue{Topic: q.Topic, BrokerName: q.BrokerName, QueueId: q.QueueID})
 	}
+	return true
 }
 
 // record checks what a producer reported for the half message of s: its
@@ -361,9 +379,13 @@ func (p *txPlan) record(t *testing.T, masters map[string]string, s *sent, ok boo
 		t.Errorf("%s: msgId %q, message UNIQ_KEY %q (want the same 32 hex digits)", what, msgID, uniq)
 	}
 	if q == nil || q.Topic != p.topic {
-		t.Fatalf("%s: reported queue %v, want one of topic %s", what, q, p.topic)
+		t.Errorf("%s: reported queue %v, want one of topic %s", what, q, p.topic)
+		return
 	}
-	p.half[s.idx] = checkOffsetMsgID(t, masters, what+" half", offsetMsgID, q.BrokerName)
+	off := checkOffsetMsgID(t, masters, what+" half", offsetMsgID, q.BrokerName)
+	p.mu.Lock()
+	p.half[s.idx] = off
+	p.mu.Unlock()
 	s.msgID, s.queue = msgID, *q
 }
 
@@ -392,7 +414,7 @@ func checkTxDelivered(t *testing.T, pl *txPlan, log *txLog, got []delivery) {
 		if g := m.GetProperty(propPGroup); g != pl.group {
 			t.Errorf("%s: %s = %q, want %q", what, propPGroup, g, pl.group)
 		}
-		offs := []int64{pl.half[s.idx]}
+		offs := []int64{pl.halfOffset(s.idx)}
 		if s.kind == txCheckCommit {
 			offs = offs[:0]
 			for _, c := range log.checks() {
@@ -421,7 +443,9 @@ func checkChecks(t *testing.T, pl *txPlan, log *txLog) {
 		s := pl.msgs[c.idx]
 		what := fmt.Sprintf("check of transaction %d (%s) by %s", s.idx, s.kind, c.by)
 		if s.kind != txCheckCommit && s.kind != txCheckRollback {
-			t.Errorf("%s: the transaction was already decided", what)
+			if !pl.lateChecks {
+				t.Errorf("%s: the transaction was already decided", what)
+			}
 			continue
 		}
 		if c.topic != pl.topic || c.queueID != s.queue.QueueId {
@@ -570,7 +594,9 @@ func TestOfficialTransactions(t *testing.T) {
 	log := &txLog{run: e.prefix}
 	pl := newTxPlan(e, topic, group)
 	p, _ := e.officialTxProducer(t, group, &officialListener{name: e.name("tp"), log: log})
-	sendOfficialTx(t, p, pl, masters, pl.addAll(3))
+	if !sendOfficialTx(t, p, pl, masters, pl.addAll(3)) {
+		t.FailNow()
+	}
 
 	e.waitTx(t, pl, log, masters, queues, gs...)
 	e.finishTx(t, pl, log, masters, gs)
@@ -590,10 +616,67 @@ func TestOurTransactionsToOfficial(t *testing.T) {
 	log := &txLog{run: e.prefix}
 	pl := newTxPlan(e, topic, group)
 	p, _ := e.ourTxProducer(t, group, &ourListener{name: e.name("ours"), log: log})
-	sendOurTx(t, p, pl, masters, pl.addAll(3))
+	if !sendOurTx(t, p, pl, masters, pl.addAll(3)) {
+		t.FailNow()
+	}
 
 	e.waitTx(t, pl, log, masters, queues, gs...)
 	e.finishTx(t, pl, log, masters, gs)
+}
+
+// TestTransactionsConcurrent runs 400 transactions at once, half from the
+// official client's producer and half from ours, both in one producer
+// group, with a random mix of outcomes: each consumer group must get
+// exactly the committed ones, whichever member the broker asked about the
+// undecided ones.
+func TestTransactionsConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newTxEnv(t)
+	const (
+		queues  = 8
+		perSide = 200
+		callers = 8 // per client
+	)
+	topic, masters := e.newTopic(t, queues)
+	gs := e.txConsumers(t, topic)
+
+	group := e.name("PG")
+	log := &txLog{run: e.prefix}
+	pl := newTxPlan(e, topic, group)
+	pl.lateChecks = true
+	official, _ := e.officialTxProducer(t, group, &officialListener{name: e.name("tp"), log: log})
+	ours, _ := e.ourTxProducer(t, group, &ourListener{name: e.name("ours"), log: log})
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("outcome seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	var msgs []*sent
+	for i := 0; i < 2*perSide; i++ {
+		msgs = append(msgs, pl.add(txKinds[r.IntN(len(txKinds))], []string{"TagA", "TagB"}[i%2], 64+r.IntN(512)))
+	}
+	var wg sync.WaitGroup
+	ok := make(chan bool, 2*callers)
+	chunk := perSide / callers
+	for c := 0; c < callers; c++ {
+		mine := msgs[c*chunk : (c+1)*chunk]
+		theirs := msgs[perSide+c*chunk : perSide+(c+1)*chunk]
+		wg.Add(2)
+		go func() { defer wg.Done(); ok <- sendOurTx(t, ours, pl, masters, mine) }()
+		go func() { defer wg.Done(); ok <- sendOfficialTx(t, official, pl, masters, theirs) }()
+	}
+	wg.Wait()
+	close(ok)
+	for good := range ok {
+		if !good {
+			t.FailNow()
+		}
+	}
+	e.waitTx(t, pl, log, masters, queues, gs...)
+	e.finishTx(t, pl, log, masters, gs)
+	by := make(map[string]int)
+	for _, c := range log.checks() {
+		by[c.by]++
+	}
+	t.Logf("checks answered per member: %v", by)
 }
 
 // TestTransactionCheckAcrossClients leaves transactions undecided and
@@ -633,20 +716,28 @@ func TestTransactionCheckAcrossClients(t *testing.T) {
 			if dir == "ours-then-official" {
 				answerer = e.name("tp")
 				p, _ := e.officialTxProducer(t, group, &officialListener{name: answerer, log: log})
-				sendOfficialTx(t, p, pl, masters, []*sent{first})
+				if !sendOfficialTx(t, p, pl, masters, []*sent{first}) {
+					t.FailNow()
+				}
 			} else {
 				answerer = e.name("ours")
 				p, _ := e.ourTxProducer(t, group, &ourListener{name: answerer, log: log})
-				sendOurTx(t, p, pl, masters, []*sent{first})
+				if !sendOurTx(t, p, pl, masters, []*sent{first}) {
+					t.FailNow()
+				}
 			}
 			e.waitProducer(t, masters, group, answerer)
 			if dir == "ours-then-official" {
 				p, stop := e.ourTxProducer(t, group, &ourListener{name: e.name("ours"), log: senderLog})
-				sendOurTx(t, p, pl, masters, msgs)
+				if !sendOurTx(t, p, pl, masters, msgs) {
+					t.FailNow()
+				}
 				stop()
 			} else {
 				p, stop := e.officialTxProducer(t, group, &officialListener{name: e.name("tp"), log: senderLog})
-				sendOfficialTx(t, p, pl, masters, msgs)
+				if !sendOfficialTx(t, p, pl, masters, msgs) {
+					t.FailNow()
+				}
 				stop()
 			}
 			e.waitTx(t, pl, log, masters, queues, gs...)
