@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"strconv"
 	"sync"
 
@@ -45,7 +46,8 @@ type txService struct {
 	// mu orders half puts, decisions and check re-puts, so that pending
 	// always agrees with the half and op queues.
 	mu      sync.Mutex
-	pending map[string]int64 // txKey → queue offset of the latest half record
+	pending map[uint64]int64 // txKey → queue offset of the latest half record
+	seed    maphash.Seed     // of txKey: random, so nobody can make keys collide
 
 	// Owned by the check goroutine: the queue ends seen at the start of
 	// the previous round (txcheck.go).
@@ -54,11 +56,20 @@ type txService struct {
 }
 
 func newTxService(b *Broker) *txService {
-	return &txService{b: b, pending: make(map[string]int64)}
+	return &txService{b: b, pending: make(map[uint64]int64), seed: maphash.MakeSeed()}
 }
 
-// txKey identifies a transaction: producer group and UNIQ_KEY.
-func txKey(group, uniq string) string { return group + "\x01" + uniq }
+// txKey identifies a transaction by a 64-bit hash of producer group and
+// UNIQ_KEY: pending costs a few dozen bytes per transaction whatever the
+// names' lengths.
+func (t *txService) txKey(group, uniq string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	h.WriteString(group)
+	h.WriteByte(1)
+	h.WriteString(uniq)
+	return h.Sum64()
+}
 
 // halfRecord is one record of the half queue, decoded.
 type halfRecord struct {
@@ -66,8 +77,8 @@ type halfRecord struct {
 	props string // the stored properties string
 }
 
-func (h *halfRecord) key() string {
-	return txKey(h.m.Properties[rocketmq.PropertyProducerGroup], h.m.Properties[rocketmq.PropertyUniqKey])
+func (t *txService) key(h *halfRecord) uint64 {
+	return t.txKey(h.m.Properties[rocketmq.PropertyProducerGroup], h.m.Properties[rocketmq.PropertyUniqKey])
 }
 
 // recordAt reads and decodes the record at a commit-log offset.
@@ -121,7 +132,7 @@ func (t *txService) load() {
 		if err != nil {
 			continue
 		}
-		t.pending[h.key()] = off
+		t.pending[t.key(&h)] = off
 	}
 	if len(t.pending) == 0 {
 		return
@@ -139,18 +150,25 @@ func (t *txService) load() {
 		if err != nil {
 			continue
 		}
-		delete(t.pending, h.key())
+		delete(t.pending, t.key(&h))
 	}
 	if n := len(t.pending); n > 0 {
 		t.b.log.Info("undecided transactions restored", "count", n)
 	}
 }
 
+// errTxTooMany reports a half message refused because
+// Config.TransactionMaxPending transactions are undecided.
+var errTxTooMany = errors.New("rocketmq: too many undecided transactions")
+
 // putHalf stores a half message and makes its transaction pending.
 func (t *txService) putHalf(ctx context.Context, put *store.PutRequest, group string) (store.PutResult, error) {
-	key := txKey(group, put.UniqKey)
+	key := t.txKey(group, put.UniqKey)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if _, ok := t.pending[key]; !ok && len(t.pending) >= t.b.cfg.TransactionMaxPending {
+		return store.PutResult{}, errTxTooMany
+	}
 	res, err := t.b.store.PutMessage(ctx, put)
 	if err != nil {
 		return res, err
@@ -169,7 +187,7 @@ var errTxDecided = errors.New("rocketmq: transaction already decided")
 // and the store's error when the commit could not be stored (the
 // transaction stays pending).
 func (t *txService) decide(ctx context.Context, h *halfRecord, commit bool) error {
-	key := h.key()
+	key := t.key(h)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.pending[key]; !ok {

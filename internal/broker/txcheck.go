@@ -90,7 +90,12 @@ func (t *txService) checkOne(ctx context.Context, off int64) txStep {
 		b.log.Error("read half message", "offset", off, "err", err)
 		return txStop
 	}
-	key := h.key()
+	key := t.key(&h)
+	times, _ := strconv.Atoi(h.m.Properties[rocketmq.PropertyTransactionCheckTimes])
+	if times >= b.cfg.TransactionCheckMax {
+		// Java creates the topic's config with the first discard.
+		b.topics.ensure(rocketmq.TopicTransCheckMaxTime, 1, rocketmq.PermRead|rocketmq.PermWrite)
+	}
 	t.mu.Lock()
 	if latest, ok := t.pending[key]; !ok || latest != off {
 		t.mu.Unlock()
@@ -115,7 +120,6 @@ func (t *txService) checkOne(ctx context.Context, off int64) txStep {
 		}
 		return txNext
 	}
-	times, _ := strconv.Atoi(h.m.Properties[rocketmq.PropertyTransactionCheckTimes])
 	if times >= b.cfg.TransactionCheckMax {
 		err := t.discardLocked(ctx, &h, key)
 		t.mu.Unlock()
@@ -154,7 +158,7 @@ func (t *txService) immunity(m *rocketmq.MessageExt) (int64, bool) {
 
 // reputLocked stores half record h again at the end of the half queue
 // with props and makes the copy its transaction's latest record.
-func (t *txService) reputLocked(ctx context.Context, h *halfRecord, key, props string) (store.PutResult, error) {
+func (t *txService) reputLocked(ctx context.Context, h *halfRecord, key uint64, props string) (store.PutResult, error) {
 	put := t.halfCopy(h, rocketmq.TopicTransHalf, props)
 	res, err := t.b.store.PutMessage(ctx, &put)
 	if err != nil {
@@ -168,9 +172,8 @@ func (t *txService) reputLocked(ctx context.Context, h *halfRecord, key, props s
 // discardLocked moves half record h to TRANS_CHECK_MAX_TIME_TOPIC (Java
 // DefaultTransactionalMessageCheckListener.resolveDiscardMsg) and forgets
 // its transaction.
-func (t *txService) discardLocked(ctx context.Context, h *halfRecord, key string) error {
+func (t *txService) discardLocked(ctx context.Context, h *halfRecord, key uint64) error {
 	b := t.b
-	b.topics.ensure(rocketmq.TopicTransCheckMaxTime, 1, rocketmq.PermRead|rocketmq.PermWrite)
 	put := t.halfCopy(h, rocketmq.TopicTransCheckMaxTime, h.props)
 	res, err := b.store.PutMessage(ctx, &put)
 	if err != nil {

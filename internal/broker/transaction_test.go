@@ -1,0 +1,496 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/internal/transport"
+	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/remoting/message"
+)
+
+const txTestGroup = "PGTx"
+
+// txEnv is a restartable broker (delayEnv) with short transaction timings.
+type txEnv struct{ *delayEnv }
+
+func txTestBroker(t testing.TB, mod func(*Config)) txEnv {
+	t.Helper()
+	return txEnv{delayTestBroker(t, func(c *Config) {
+		c.TransactionCheckInterval = 100 * time.Millisecond
+		c.TransactionTimeout = 300 * time.Millisecond
+		if mod != nil {
+			mod(c)
+		}
+	})}
+}
+
+// txHalf is what a producer learns from a half message's send response.
+type txHalf struct {
+	queueOffset int64
+	phys        int64
+	uniq        string
+}
+
+// sendHalf sends a half message of txTestGroup to topic/queue with extra
+// properties and returns its offsets.
+func (e txEnv) sendHalf(topic string, queue int32, uniq string, extra ...string) txHalf {
+	e.t.Helper()
+	kv := append([]string{"TRAN_MSG", "true", "PGROUP", txTestGroup, "UNIQ_KEY", uniq, "WAIT", "true", "TAGS", "TagTx"}, extra...)
+	props := delayProps(kv...)
+	h := remoting.SendMessageRequestHeader{
+		ProducerGroup: txTestGroup, Topic: topic, DefaultTopic: rocketmq.TopicAutoCreate, DefaultTopicQueueNums: 4,
+		QueueID: queue, SysFlag: message.FlagTransactionPrep, Flag: 7, BornTimestamp: time.Now().UnixMilli(), Properties: &props,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := e.cli.Invoke(ctx, e.b.Addr(), remoting.NewRequest(remoting.SendMessageV2, h.V2().AppendExt(nil), []byte("body-"+uniq)))
+	if err != nil {
+		e.t.Fatalf("send half: %v", err)
+	}
+	if resp.Code != remoting.Success {
+		e.t.Fatalf("send half: code %d remark %q", resp.Code, resp.Remark)
+	}
+	rh := sendRespHeader(e.t, resp)
+	_, phys, err := rocketmq.DecodeOffsetMsgID(rh.MsgID)
+	if err != nil {
+		e.t.Fatalf("send half: msgId %q: %v", rh.MsgID, err)
+	}
+	if rh.QueueID != queue {
+		e.t.Errorf("send half: queueId %d, want the requested %d", rh.QueueID, queue)
+	}
+	return txHalf{queueOffset: rh.QueueOffset, phys: phys, uniq: uniq}
+}
+
+// endReq is an END_TRANSACTION request (answered unless oneway).
+func endReq(group string, h txHalf, state int32, fromCheck, oneway bool) *remoting.Command {
+	eh := remoting.EndTransactionRequestHeader{
+		ProducerGroup: group, TranStateTableOffset: h.queueOffset, CommitLogOffset: h.phys,
+		CommitOrRollback: state, FromTransactionCheck: fromCheck, MsgID: h.uniq,
+	}
+	req := remoting.NewRequest(remoting.EndTransaction, eh.AppendExt(nil), nil)
+	if oneway {
+		req.Flag |= remoting.FlagOneway
+	}
+	return req
+}
+
+// end sends END_TRANSACTION over cli and returns the answer.
+func (e txEnv) end(cli *transport.Client, group string, h txHalf, state int32, fromCheck bool) *remoting.Command {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := cli.Invoke(ctx, e.b.Addr(), endReq(group, h, state, fromCheck, false))
+	if err != nil {
+		e.t.Fatalf("END_TRANSACTION: %v", err)
+	}
+	return resp
+}
+
+// endOK ends h and fails unless the broker answered SUCCESS.
+func (e txEnv) endOK(h txHalf, state int32, fromCheck bool) {
+	e.t.Helper()
+	if resp := e.end(e.cli, txTestGroup, h, state, fromCheck); resp.Code != remoting.Success || resp.Remark != "" {
+		e.t.Fatalf("END_TRANSACTION %d: code %d remark %q", state, resp.Code, resp.Remark)
+	}
+}
+
+// txProducer is a producer connection of a group that records the
+// CHECK_TRANSACTION_STATE requests it gets.
+type txProducer struct {
+	*clientsPeer
+	checks chan *remoting.Command
+}
+
+func newTxProducer(t testing.TB, e txEnv, id string, groups ...string) *txProducer {
+	t.Helper()
+	p := &txProducer{clientsPeer: clientsNewPeer(t, e.b, id), checks: make(chan *remoting.Command, 64)}
+	p.cli.RegisterHandler(remoting.CheckTransactionState, func(_ context.Context, _ string, req *remoting.Command) *remoting.Command {
+		p.checks <- req
+		return nil
+	})
+	p.heartbeat(t, "", "", nil, groups...)
+	return p
+}
+
+// txCheck is a decoded CHECK_TRANSACTION_STATE.
+type txCheck struct {
+	req *remoting.Command
+	h   remoting.CheckTransactionStateRequestHeader
+	m   *rocketmq.MessageExt
+}
+
+// half is the half message the check asks about, as END_TRANSACTION names it.
+func (c txCheck) half() txHalf {
+	return txHalf{queueOffset: c.h.TranStateTableOffset, phys: c.h.CommitLogOffset, uniq: orZero(c.h.MsgID)}
+}
+
+// nextCheck waits up to d for a check and decodes it.
+func (p *txProducer) nextCheck(t testing.TB, d time.Duration) txCheck {
+	t.Helper()
+	select {
+	case req := <-p.checks:
+		c := txCheck{req: req}
+		if err := c.h.FromExt(req.Ext); err != nil {
+			t.Fatalf("check header: %v", err)
+		}
+		m, _, err := message.DecodeRecord(req.Body)
+		if err != nil {
+			t.Fatalf("check body: %v", err)
+		}
+		c.m = m
+		return c
+	case <-time.After(d):
+		t.Fatalf("%s: no CHECK_TRANSACTION_STATE within %v", p.id, d)
+		return txCheck{}
+	}
+}
+
+// noCheck asserts that no check arrives for d; the wait is the assertion.
+func (p *txProducer) noCheck(t testing.TB, d time.Duration) {
+	t.Helper()
+	select {
+	case req := <-p.checks:
+		t.Fatalf("%s: unexpected CHECK_TRANSACTION_STATE %v", p.id, req.Ext)
+	case <-time.After(d):
+	}
+}
+
+// realCount is the number of messages in topic/queue.
+func (e txEnv) realCount(topic string, queue int32) int { return len(e.read(topic, queue)) }
+
+func TestTransactionCommitAndRollback(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour })
+	a := e.sendHalf("TxT", 1, "UNIQ-A", "KEYS", "k-a")
+	r := e.sendHalf("TxT", 1, "UNIQ-R")
+	if n := e.realCount("TxT", 1); n != 0 {
+		t.Fatalf("half messages visible in the real topic: %d", n)
+	}
+	halves := e.read(rocketmq.TopicTransHalf, 0)
+	if len(halves) != 2 || halves[0].QueueOffset != a.queueOffset || halves[0].CommitLogOffset != a.phys {
+		t.Fatalf("half queue %d records, first at %d/%d, want 2 with %+v", len(halves), halves[0].QueueOffset, halves[0].CommitLogOffset, a)
+	}
+	hp := halves[0].Properties
+	if hp["REAL_TOPIC"] != "TxT" || hp["REAL_QID"] != "1" || hp["TRAN_MSG"] != "true" || hp["WAIT"] != "true" ||
+		halves[0].SysFlag&message.FlagTransactionMask != 0 {
+		t.Errorf("half record sysFlag %d properties %v", halves[0].SysFlag, hp)
+	}
+
+	e.endOK(a, remoting.TransactionCommit, false)
+	e.endOK(r, remoting.TransactionRollback, false)
+	got := e.read("TxT", 1)
+	if len(got) != 1 {
+		t.Fatalf("real topic holds %d messages after commit and rollback, want 1", len(got))
+	}
+	m := got[0]
+	if string(m.Body) != "body-UNIQ-A" || m.Flag != 7 || m.SysFlag&message.FlagTransactionMask != message.FlagTransactionCommit ||
+		m.PreparedTransactionOffset != a.phys || m.Properties["UNIQ_KEY"] != "UNIQ-A" || m.Properties["KEYS"] != "k-a" ||
+		m.Properties["TRAN_MSG"] != "true" || m.Properties["PGROUP"] != txTestGroup {
+		t.Errorf("committed message: body %q flag %d sysFlag %d prepared %d props %v", m.Body, m.Flag, m.SysFlag, m.PreparedTransactionOffset, m.Properties)
+	}
+
+	// Decided is decided: a second commit, a commit after the rollback and
+	// a rollback after the commit are answered and change nothing.
+	e.endOK(a, remoting.TransactionCommit, true)
+	e.endOK(r, remoting.TransactionCommit, true)
+	e.endOK(a, remoting.TransactionRollback, false)
+	if n := e.realCount("TxT", 1); n != 1 {
+		t.Fatalf("real topic holds %d messages after repeated decisions, want 1", n)
+	}
+	ops := e.read(rocketmq.TopicTransOpHalf, 0)
+	if len(ops) != 2 {
+		t.Fatalf("%d op records, want 2", len(ops))
+	}
+	for i, want := range []int64{a.queueOffset, r.queueOffset} {
+		if string(ops[i].Body) != strconv.FormatInt(want, 10) || ops[i].Properties["TAGS"] != "d" || ops[i].Properties["WAIT"] != "false" {
+			t.Errorf("op record %d: body %q props %v", i, ops[i].Body, ops[i].Properties)
+		}
+	}
+}
+
+func TestTransactionCommitDelayed(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour })
+	h := e.sendHalf("TxDelay", 0, "UNIQ-D", "DELAY", "1")
+	e.endOK(h, remoting.TransactionCommit, false)
+	if n := e.realCount("TxDelay", 0); n != 0 {
+		t.Fatalf("delayed commit visible at once: %d", n)
+	}
+	msgs, _ := e.waitFor("TxDelay", 0, 1, 5*time.Second)
+	if string(msgs[0].Body) != "body-UNIQ-D" || msgs[0].SysFlag&message.FlagTransactionMask != message.FlagTransactionCommit {
+		t.Errorf("delayed commit: body %q sysFlag %d", msgs[0].Body, msgs[0].SysFlag)
+	}
+}
+
+func TestEndTransactionRefused(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour })
+	h := e.sendHalf("TxBad", 0, "UNIQ-BAD")
+	plain := e.sendOK("TxBad", 0, "", []byte("plain"))
+	_, plainPhys, _ := rocketmq.DecodeOffsetMsgID(sendRespHeader(t, plain).MsgID)
+	tests := []struct {
+		name   string
+		group  string
+		half   txHalf
+		remark string
+	}{
+		{"wrong group", "OtherGroup", h, remarkTxGroupWrong},
+		{"wrong queue offset", txTestGroup, txHalf{h.queueOffset + 1, h.phys, h.uniq}, remarkTxQueueOffset},
+		{"no record at offset", txTestGroup, txHalf{h.queueOffset, h.phys + 1, h.uniq}, remarkTxNotFound},
+		{"not a half message", txTestGroup, txHalf{h.queueOffset, plainPhys, h.uniq}, remarkTxNotFound},
+		{"beyond the log", txTestGroup, txHalf{h.queueOffset, 1 << 40, h.uniq}, remarkTxNotFound},
+		{"negative offset", txTestGroup, txHalf{h.queueOffset, -5, h.uniq}, remarkTxNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := e.end(e.cli, tt.group, tt.half, remoting.TransactionCommit, false)
+			if resp.Code != remoting.SystemError || resp.Remark != tt.remark {
+				t.Errorf("code %d remark %q, want SYSTEM_ERROR %q", resp.Code, resp.Remark, tt.remark)
+			}
+		})
+	}
+	// Unknown and invalid states get no answer at all.
+	for _, state := range []int32{remoting.TransactionNotType, 4, 99} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		resp, err := e.cli.Invoke(ctx, e.b.Addr(), endReq(txTestGroup, h, state, false, false))
+		cancel()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, transport.ErrTimeout) {
+			t.Errorf("state %d: answered %v, err %v; want no answer", state, resp, err)
+		}
+	}
+	// A header without the required fields.
+	resp := e.cli
+	r, err := resp.Invoke(context.Background(), e.b.Addr(), remoting.NewRequest(remoting.EndTransaction, remoting.ExtFields{{Key: "producerGroup", Value: "G"}}, nil))
+	if err != nil || r.Code != remoting.SystemError {
+		t.Errorf("header without fields: %v %v", r, err)
+	}
+	if n := e.realCount("TxBad", 0); n != 1 {
+		t.Fatalf("refused decisions changed the real topic: %d messages, want the plain one", n)
+	}
+	// The half message is still pending: a good commit works.
+	e.endOK(h, remoting.TransactionCommit, false)
+	if n := e.realCount("TxBad", 0); n != 2 {
+		t.Fatalf("commit after refusals: %d messages, want 2", n)
+	}
+}
+
+func TestEndTransactionSlave(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.BrokerID = 1; c.TransactionCheckInterval = time.Hour })
+	resp := e.end(e.cli, txTestGroup, txHalf{0, 0, "U"}, remoting.TransactionCommit, false)
+	if resp.Code != remoting.SlaveNotAvailable {
+		t.Errorf("slave answered code %d remark %q", resp.Code, resp.Remark)
+	}
+}
+
+func TestEndTransactionFromAnotherConnection(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour })
+	h := e.sendHalf("TxOther", 0, "UNIQ-O")
+	other := newTestClient(t)
+	if resp := e.end(other, txTestGroup, h, remoting.TransactionCommit, true); resp.Code != remoting.Success {
+		t.Fatalf("END_TRANSACTION from another connection: code %d remark %q", resp.Code, resp.Remark)
+	}
+	// The captured client sends it oneway: no answer, same effect.
+	h2 := e.sendHalf("TxOther", 0, "UNIQ-O2")
+	if err := other.InvokeOneway(context.Background(), e.b.Addr(), endReq(txTestGroup, h2, remoting.TransactionCommit, false, true)); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 5*time.Second, "oneway commit", func() bool { return e.b.store.MaxOffset("TxOther", 0) == 2 })
+}
+
+func TestTransactionCheck(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		state int32
+		want  int
+	}{{"commit", remoting.TransactionCommit, 1}, {"rollback", remoting.TransactionRollback, 0}} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := txTestBroker(t, nil)
+			p := newTxProducer(t, e, "producer-1", txTestGroup)
+			h := e.sendHalf("TxCheck", 2, "UNIQ-C", "KEYS", "k")
+			// The producer does not know yet.
+			if err := e.cli.InvokeOneway(context.Background(), e.b.Addr(), endReq(txTestGroup, h, remoting.TransactionNotType, false, true)); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			c := p.nextCheck(t, 5*time.Second)
+			if waited := time.Since(start); waited < 200*time.Millisecond {
+				t.Errorf("checked after %v, before the transaction timeout", waited)
+			}
+			if !c.req.IsOneway() || orZero(c.h.MsgID) != "UNIQ-C" || orZero(c.h.TransactionID) != "UNIQ-C" ||
+				c.h.TranStateTableOffset <= h.queueOffset || c.h.CommitLogOffset <= h.phys {
+				t.Fatalf("check header %+v (oneway %v), half %+v", c.h, c.req.IsOneway(), h)
+			}
+			if _, phys, err := rocketmq.DecodeOffsetMsgID(orZero(c.h.OffsetMsgID)); err != nil || phys != c.h.CommitLogOffset {
+				t.Errorf("offsetMsgId %q: %d %v", orZero(c.h.OffsetMsgID), phys, err)
+			}
+			m := c.m
+			if m.Topic != "TxCheck" || m.QueueID != 2 || m.QueueOffset != c.h.TranStateTableOffset || m.CommitLogOffset != c.h.CommitLogOffset ||
+				string(m.Body) != "body-UNIQ-C" || m.Properties["TRANSACTION_CHECK_TIMES"] != "1" || m.Properties["WAIT"] != "false" ||
+				m.Properties["PGROUP"] != txTestGroup || m.Properties["REAL_TOPIC"] != "TxCheck" {
+				t.Errorf("check body: topic %s queue %d offsets %d/%d body %q props %v", m.Topic, m.QueueID, m.QueueOffset, m.CommitLogOffset, m.Body, m.Properties)
+			}
+			// The producer answers on its own connection.
+			if err := p.cli.InvokeOneway(context.Background(), e.b.Addr(), endReq(txTestGroup, c.half(), tt.state, true, true)); err != nil {
+				t.Fatal(err)
+			}
+			testutil.WaitFor(t, 5*time.Second, "the decision's op record", func() bool {
+				return e.b.store.MaxOffset(rocketmq.TopicTransOpHalf, 0) == 1
+			})
+			// The original producer's late decision changes nothing.
+			e.endOK(h, remoting.TransactionCommit, false)
+			p.noCheck(t, time.Second)
+			if n := e.realCount("TxCheck", 2); n != tt.want {
+				t.Fatalf("real topic holds %d messages, want %d", n, tt.want)
+			}
+			if tt.want == 1 {
+				if m := e.read("TxCheck", 2)[0]; m.Properties["TRANSACTION_CHECK_TIMES"] != "1" || m.PreparedTransactionOffset != c.h.CommitLogOffset {
+					t.Errorf("committed after check: prepared %d props %v", m.PreparedTransactionOffset, m.Properties)
+				}
+			}
+		})
+	}
+}
+
+func TestTransactionCheckMax(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.TransactionCheckMax = 2 })
+	p := newTxProducer(t, e, "producer-1", txTestGroup)
+	h := e.sendHalf("TxMax", 0, "UNIQ-M")
+	for i := 1; i <= 2; i++ {
+		c := p.nextCheck(t, 5*time.Second)
+		if got := c.m.Properties["TRANSACTION_CHECK_TIMES"]; got != strconv.Itoa(i) {
+			t.Fatalf("check %d carries TRANSACTION_CHECK_TIMES %q", i, got)
+		}
+	}
+	msgs, _ := e.waitFor(rocketmq.TopicTransCheckMaxTime, 0, 1, 5*time.Second)
+	if m := msgs[0]; string(m.Body) != "body-UNIQ-M" || m.Properties["REAL_TOPIC"] != "TxMax" || m.Properties["TRANSACTION_CHECK_TIMES"] != "2" {
+		t.Errorf("discarded message: body %q props %v", m.Body, m.Properties)
+	}
+	p.noCheck(t, time.Second)
+	// A discarded transaction is over: a late commit delivers nothing.
+	e.endOK(h, remoting.TransactionCommit, false)
+	if n := e.realCount("TxMax", 0); n != 0 {
+		t.Fatalf("discarded transaction committed: %d messages", n)
+	}
+	if _, ok := e.b.topics.get(rocketmq.TopicTransCheckMaxTime); !ok {
+		t.Error("no topic config for " + rocketmq.TopicTransCheckMaxTime)
+	}
+}
+
+func TestTransactionImmunity(t *testing.T) {
+	e := txTestBroker(t, nil)
+	p := newTxProducer(t, e, "producer-1", txTestGroup)
+	immune := e.sendHalf("TxImm", 0, "UNIQ-IMM", "CHECK_IMMUNITY_TIME_IN_SECONDS", "2")
+	plain := e.sendHalf("TxImm", 0, "UNIQ-PLAIN")
+	// The message without its own immunity is not held up behind it.
+	c := p.nextCheck(t, 5*time.Second)
+	if orZero(c.h.MsgID) != plain.uniq {
+		t.Fatalf("first check is about %q, want %q", orZero(c.h.MsgID), plain.uniq)
+	}
+	e.endOK(c.half(), remoting.TransactionRollback, true)
+	c = p.nextCheck(t, 5*time.Second)
+	if orZero(c.h.MsgID) != immune.uniq {
+		t.Fatalf("second check is about %q, want %q", orZero(c.h.MsgID), immune.uniq)
+	}
+	if age := time.Now().UnixMilli() - c.m.BornTimestamp; age < 2000 {
+		t.Errorf("message with 2 s immunity checked %d ms after its birth", age)
+	}
+	if c.m.Properties["TRAN_PREPARED_QUEUE_OFFSET"] != strconv.FormatInt(immune.queueOffset, 10) || c.m.Properties["TRANSACTION_CHECK_TIMES"] != "1" {
+		t.Errorf("immune message's check properties %v", c.m.Properties)
+	}
+	e.endOK(c.half(), remoting.TransactionCommit, true)
+	if n := e.realCount("TxImm", 0); n != 1 {
+		t.Fatalf("real topic holds %d, want 1", n)
+	}
+}
+
+func TestTransactionNoProducer(t *testing.T) {
+	e := txTestBroker(t, nil)
+	h := e.sendHalf("TxLone", 0, "UNIQ-L")
+	// Rounds pass with nobody to ask; the transaction stays open.
+	testutil.WaitFor(t, 5*time.Second, "a re-put without a producer", func() bool {
+		return e.b.store.MaxOffset(rocketmq.TopicTransHalf, 0) >= 2
+	})
+	p := newTxProducer(t, e, "late-producer", txTestGroup)
+	c := p.nextCheck(t, 5*time.Second)
+	if orZero(c.h.MsgID) != h.uniq {
+		t.Fatalf("check about %q", orZero(c.h.MsgID))
+	}
+	e.endOK(c.half(), remoting.TransactionCommit, true)
+	if n := e.realCount("TxLone", 0); n != 1 {
+		t.Fatalf("real topic holds %d, want 1", n)
+	}
+}
+
+func TestTransactionRestart(t *testing.T) {
+	eachStop(t, func(t *testing.T, clean bool) {
+		e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour })
+		committed := e.sendHalf("TxRe", 0, "UNIQ-1")
+		rolled := e.sendHalf("TxRe", 0, "UNIQ-2")
+		open := e.sendHalf("TxRe", 0, "UNIQ-3")
+		e.endOK(committed, remoting.TransactionCommit, false)
+		e.endOK(rolled, remoting.TransactionRollback, false)
+		e.restart(clean)
+
+		// The decisions hold: repeating them changes nothing.
+		e.endOK(committed, remoting.TransactionCommit, false)
+		e.endOK(rolled, remoting.TransactionCommit, false)
+		if n := e.realCount("TxRe", 0); n != 1 {
+			t.Fatalf("after restart the real topic holds %d, want 1", n)
+		}
+		// The open one is still open, and only it is checked.
+		e.stop(true)
+		e.cfg.TransactionCheckInterval = 100 * time.Millisecond
+		e.start()
+		p := newTxProducer(t, e, "producer-1", txTestGroup)
+		c := p.nextCheck(t, 5*time.Second)
+		if orZero(c.h.MsgID) != open.uniq {
+			t.Fatalf("check about %q, want %q", orZero(c.h.MsgID), open.uniq)
+		}
+		e.endOK(open, remoting.TransactionCommit, false)
+		p.noCheck(t, time.Second)
+		e.endOK(c.half(), remoting.TransactionCommit, true)
+		if n := e.realCount("TxRe", 0); n != 2 {
+			t.Fatalf("real topic holds %d, want 2", n)
+		}
+	})
+}
+
+// A decision taken after checks began, then a restart: the records the
+// check service put before the restart are not checked again.
+func TestTransactionRestartAfterChecks(t *testing.T) {
+	eachStop(t, func(t *testing.T, clean bool) {
+		e := txTestBroker(t, func(c *Config) { c.OffsetFlushInterval = 50 * time.Millisecond })
+		p := newTxProducer(t, e, "producer-1", txTestGroup)
+		h := e.sendHalf("TxRe2", 0, "UNIQ-X")
+		p.nextCheck(t, 5*time.Second)
+		c := p.nextCheck(t, 5*time.Second)
+		e.endOK(c.half(), remoting.TransactionCommit, true)
+		e.restart(clean)
+		p = newTxProducer(t, e, "producer-2", txTestGroup)
+		p.noCheck(t, time.Second)
+		e.endOK(h, remoting.TransactionCommit, false)
+		if n := e.realCount("TxRe2", 0); n != 1 {
+			t.Fatalf("real topic holds %d, want 1", n)
+		}
+	})
+}
+
+func TestTransactionMaxPending(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.TransactionMaxPending = 2; c.TransactionCheckInterval = time.Hour })
+	first := e.sendHalf("TxCap", 0, "UNIQ-C1")
+	e.sendHalf("TxCap", 0, "UNIQ-C2")
+	props := delayProps("TRAN_MSG", "true", "PGROUP", txTestGroup, "UNIQ_KEY", "UNIQ-C3")
+	h := remoting.SendMessageRequestHeader{ProducerGroup: txTestGroup, Topic: "TxCap", DefaultTopic: rocketmq.TopicAutoCreate,
+		DefaultTopicQueueNums: 4, BornTimestamp: time.Now().UnixMilli(), Properties: &props}
+	resp := invokeBroker(t, e.cli, e.b, remoting.NewRequest(remoting.SendMessageV2, h.V2().AppendExt(nil), []byte("x")))
+	if resp.Code != remoting.SystemBusy || resp.Remark != remarkTxTooMany {
+		t.Fatalf("half beyond the bound: code %d remark %q", resp.Code, resp.Remark)
+	}
+	// A plain message is not affected, and a decision makes room.
+	e.sendOK("TxCap", 0, "", []byte("plain"))
+	e.endOK(first, remoting.TransactionRollback, false)
+	e.sendHalf("TxCap", 0, "UNIQ-C3")
+}
