@@ -562,3 +562,32 @@ func TestTransactionNamespace(t *testing.T) {
 		t.Errorf("check answer %v", o[1].Ext)
 	}
 }
+
+// TestTransactionRestart: a producer started again registers a new check
+// pool, which answers.
+func TestTransactionRestart(t *testing.T) {
+	l := &txListener{}
+	tp, env, log := newMockTx(t, l, "T", "broker-a", nil)
+	old := env.member
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if env.member == nil || env.member == old {
+		t.Fatalf("member after restart: %v (before %v)", env.member, old)
+	}
+	env.member.CheckTransactionState(context.Background(), "addr-broker-a",
+		&rocketmq.MessageExt{Message: rocketmq.Message{Topic: "T"}}, &remoting.CheckTransactionStateRequestHeader{})
+	testutil.WaitFor(t, 5*time.Second, "check answer", func() bool { _, o := log.get(); return len(o) == 1 })
+}
+
+// TestPlainProducerNoMember: a plain producer registers no check member,
+// so the client drops its group's checks.
+func TestPlainProducerNoMember(t *testing.T) {
+	env := newMockProducer(t, nil)
+	if env.member != nil {
+		t.Errorf("plain producer registered %T", env.member)
+	}
+}
