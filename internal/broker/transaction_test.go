@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -493,4 +495,32 @@ func TestTransactionMaxPending(t *testing.T) {
 	e.sendOK("TxCap", 0, "", []byte("plain"))
 	e.endOK(first, remoting.TransactionRollback, false)
 	e.sendHalf("TxCap", 0, "UNIQ-C3")
+}
+
+// BenchmarkTransactionHandlers runs the broker's side of one committed
+// transaction: the half send and END_TRANSACTION commit (final message and
+// op record), async flush.
+func BenchmarkTransactionHandlers(b *testing.B) {
+	e := sendTestBroker(b, sendBenchConfig)
+	body := bytes.Repeat([]byte("x"), 1024)
+	c := &server.Conn{}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		props := sendTestProps("TAGS", "TagA", "TRAN_MSG", "true", "PGROUP", txTestGroup,
+			"UNIQ_KEY", "C0A8000A30391B6D358600A1B2C3"+strconv.Itoa(100000+i), "WAIT", "true")
+		h := sendTestHeader("BenchTx", 0, props)
+		h.SysFlag = message.FlagTransactionPrep
+		resp := e.b.handleSendMessageV2(ctx, c, sendV2Req(h, body))
+		if resp.Code != remoting.Success {
+			b.Fatalf("half: %d %s", resp.Code, resp.Remark)
+		}
+		rh := sendRespHeader(b, resp)
+		_, phys, _ := rocketmq.DecodeOffsetMsgID(rh.MsgID)
+		end := endReq(txTestGroup, txHalf{rh.QueueOffset, phys, "u"}, remoting.TransactionCommit, false, false)
+		if resp := e.b.handleEndTransaction(ctx, c, end); resp.Code != remoting.Success {
+			b.Fatalf("end: %d %s", resp.Code, resp.Remark)
+		}
+	}
 }
