@@ -166,6 +166,15 @@ func WithTransactionCheck(interval, timeout time.Duration) Option {
 	}
 }
 
+// WithTransactionCheckMax sets how often the brokers ask about one
+// transaction before discarding it to TRANS_CHECK_MAX_TIME_TOPIC
+// (transactionCheckMax). Default Java's 15.
+func WithTransactionCheckMax(n int) Option {
+	return func(c *config) {
+		c.tweaks = append(c.tweaks, func(b *broker.Config) { b.TransactionCheckMax = n })
+	}
+}
+
 // WithLogger sends the servers' logs to l. Default: discarded.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 

@@ -46,6 +46,9 @@ type options struct {
 	segmentSize   int64
 	delayLevels   string
 	timerPrec     time.Duration
+	txInterval    time.Duration
+	txTimeout     time.Duration
+	txCheckMax    int
 	cpuProfile    string
 }
 
@@ -60,6 +63,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.flush != "async" && o.flush != "sync" {
 		return o, fmt.Errorf("-flush must be async or sync, not %q", o.flush)
+	}
+	if o.txInterval <= 0 || o.txTimeout <= 0 || o.txCheckMax < 1 {
+		return o, errors.New("-transaction-check-interval, -transaction-timeout and -transaction-check-max must be positive")
 	}
 	if o.timerPrec < time.Millisecond {
 		return o, fmt.Errorf("-timer-precision %v is below 1ms", o.timerPrec)
@@ -90,6 +96,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.delayLevels, "delay-levels", broker.DefaultDelayLevelString,
 		"delay level table: delays of levels 1, 2, ... with units ms, s, m, h, d")
 	fs.DurationVar(&o.timerPrec, "timer-precision", time.Second, "precision of timer messages (TIMER_DELAY_*, TIMER_DELIVER_MS)")
+	fs.DurationVar(&o.txInterval, "transaction-check-interval", 60*time.Second, "how often undecided transactional half messages are looked at")
+	fs.DurationVar(&o.txTimeout, "transaction-timeout", 6*time.Second, "age of a half message before its producer group is asked about it")
+	fs.IntVar(&o.txCheckMax, "transaction-check-max", 15, "checks of one transaction before it is discarded")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	return fs
 }
@@ -152,6 +161,8 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		rmqtest.WithLongPollCheck(o.longPollCheck),
 		rmqtest.WithDelayLevels(o.delayLevels),
 		rmqtest.WithTimerPrecision(o.timerPrec),
+		rmqtest.WithTransactionCheck(o.txInterval, o.txTimeout),
+		rmqtest.WithTransactionCheckMax(o.txCheckMax),
 		rmqtest.WithLogger(logger),
 	}
 	if o.shortPolling > 0 {

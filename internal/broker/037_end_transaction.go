@@ -18,6 +18,13 @@ import (
 // half message. Clients send it oneway (the official Go client without the
 // oneway bit, so it gets and ignores an answer).
 
+// endTransactionInline serves END_TRANSACTION on the event loop: it waits
+// for nothing (the puts do not wait for a flush), and most are oneway, so
+// a worker would only add a hand-off.
+func (b *Broker) endTransactionInline(ctx context.Context, c *server.Conn, req *remoting.Command) (*remoting.Command, bool) {
+	return b.handleEndTransaction(ctx, c, req), true
+}
+
 // Remarks of a 4.9.8 broker's END_TRANSACTION answers.
 const (
 	remarkTxNotFound     = "Find prepared transaction message failed"
@@ -72,15 +79,15 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c *server.Conn, req *
 // half message: an offset of any other record is "not found".
 func (b *Broker) preparedMessage(h *remoting.EndTransactionRequestHeader) (halfRecord, *remoting.Command) {
 	half, err := b.tx.recordAt(h.CommitLogOffset)
-	if err != nil || half.m.Topic != rocketmq.TopicTransHalf {
+	if err != nil || string(half.v.Topic) != rocketmq.TopicTransHalf {
 		return half, remoting.NewResponse(remoting.SystemError, remarkTxNotFound)
 	}
 	switch {
-	case half.m.Properties[rocketmq.PropertyProducerGroup] != h.ProducerGroup:
+	case half.group != h.ProducerGroup:
 		return half, remoting.NewResponse(remoting.SystemError, remarkTxGroupWrong)
-	case half.m.QueueOffset != h.TranStateTableOffset:
+	case half.v.QueueOffset != h.TranStateTableOffset:
 		return half, remoting.NewResponse(remoting.SystemError, remarkTxQueueOffset)
-	case half.m.CommitLogOffset != h.CommitLogOffset:
+	case half.v.PhysicalOffset != h.CommitLogOffset:
 		return half, remoting.NewResponse(remoting.SystemError, remarkTxCommitOffset)
 	}
 	return half, nil

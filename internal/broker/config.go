@@ -96,6 +96,10 @@ type Config struct {
 	// checked this often without an answer is discarded to
 	// TRANS_CHECK_MAX_TIME_TOPIC.
 	TransactionCheckMax int
+	// TransactionMaxPending bounds the undecided transactions the broker
+	// tracks (1,000,000; a few dozen bytes each); beyond it half messages
+	// are refused with SYSTEM_BUSY. Java tracks none in memory.
+	TransactionMaxPending int
 
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
@@ -178,6 +182,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.TransactionCheckMax <= 0 {
 		c.TransactionCheckMax = 15
+	}
+	if c.TransactionMaxPending <= 0 {
+		c.TransactionMaxPending = 1_000_000
 	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"

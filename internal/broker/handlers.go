@@ -34,7 +34,7 @@ func (b *Broker) routes() []route {
 		{remoting.HeartBeat, b.handleHeartBeat, nil},
 		{remoting.UnregisterClient, server.Decoded(b.handleUnregisterClient, adminHeaderError), nil},
 		{remoting.ConsumerSendMsgBack, b.handleConsumerSendMsgBack, nil},
-		{remoting.EndTransaction, b.handleEndTransaction, nil},
+		{remoting.EndTransaction, b.handleEndTransaction, b.endTransactionInline},
 		{remoting.GetConsumerListByGroup, server.Decoded(b.handleGetConsumerListByGroup, adminHeaderError), nil},
 		{remoting.LockBatchMQ, b.handleLockBatchMQ, nil},
 		{remoting.UnlockBatchMQ, b.handleUnlockBatchMQ, nil},

@@ -28,6 +28,7 @@ const (
 	remarkMsgIllegal   = "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k."
 	remarkMappedFile   = "create mapped file failed, server is busy or broken."
 	remarkNoWriteQueue = "topic has no write queue"
+	remarkTxTooMany    = "[TRANSACTION] too many undecided transactions on this broker, try later"
 )
 
 // versionV349 is MQVersion.Version.V3_4_9.ordinal(): from this client
@@ -312,6 +313,9 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		res, err = b.store.PutMessage(ctx, &put)
 	}
 	if err != nil {
+		if errors.Is(err, errTxTooMany) {
+			return b.sendResponse(remoting.SystemBusy, remarkTxTooMany)
+		}
 		return b.storeErrorResponse(err)
 	}
 	b.stats.addPut(res.MsgCount, res.WroteBytes)

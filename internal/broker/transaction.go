@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"strconv"
 	"sync"
 
@@ -45,7 +46,8 @@ type txService struct {
 	// mu orders half puts, decisions and check re-puts, so that pending
 	// always agrees with the half and op queues.
 	mu      sync.Mutex
-	pending map[string]int64 // txKey → queue offset of the latest half record
+	pending map[uint64]int64 // txKey → queue offset of the latest half record
+	seed    maphash.Seed     // of txKey: random, so nobody can make keys collide
 
 	// Owned by the check goroutine: the queue ends seen at the start of
 	// the previous round (txcheck.go).
@@ -54,23 +56,34 @@ type txService struct {
 }
 
 func newTxService(b *Broker) *txService {
-	return &txService{b: b, pending: make(map[string]int64)}
+	return &txService{b: b, pending: make(map[uint64]int64), seed: maphash.MakeSeed()}
 }
 
-// txKey identifies a transaction: producer group and UNIQ_KEY.
-func txKey(group, uniq string) string { return group + "\x01" + uniq }
+// txKey identifies a transaction by a 64-bit hash of producer group and
+// UNIQ_KEY: pending costs a few dozen bytes per transaction whatever the
+// names' lengths.
+func (t *txService) txKey(group, uniq string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(t.seed)
+	h.WriteString(group)
+	h.WriteByte(1)
+	h.WriteString(uniq)
+	return h.Sum64()
+}
 
-// halfRecord is one record of the half queue, decoded.
+// halfRecord is one stored record, scanned: the fixed fields in v (over
+// a copy of the record) and the properties the transaction code reads.
 type halfRecord struct {
-	m     *rocketmq.MessageExt
-	props string // the stored properties string
+	v                                                  message.RecordView
+	props                                              string // the stored properties string; the fields below are substrings
+	group, uniq, realTopic, realQID, tags, keys, delay string
+	checkTimes, prepared, immunity                     string
+	hasImmunity                                        bool
 }
 
-func (h *halfRecord) key() string {
-	return txKey(h.m.Properties[rocketmq.PropertyProducerGroup], h.m.Properties[rocketmq.PropertyUniqKey])
-}
+func (t *txService) key(h *halfRecord) uint64 { return t.txKey(h.group, h.uniq) }
 
-// recordAt reads and decodes the record at a commit-log offset.
+// recordAt reads and scans the record at a commit-log offset.
 func (t *txService) recordAt(phys int64) (halfRecord, error) {
 	rec, err := t.b.store.MessageAt(phys)
 	if err != nil {
@@ -80,14 +93,32 @@ func (t *txService) recordAt(phys int64) (halfRecord, error) {
 	if err != nil {
 		return halfRecord{}, err
 	}
-	m, _, err := message.DecodeOptions{KeepCompressed: true}.DecodeRecord(rec)
-	if err != nil {
-		return halfRecord{}, err
+	h := halfRecord{v: v, props: string(v.Properties)}
+	for it := message.Properties(h.props); it.Next(); {
+		switch val := it.Value(); it.Key() {
+		case rocketmq.PropertyProducerGroup:
+			h.group = val
+		case rocketmq.PropertyUniqKey:
+			h.uniq = val
+		case rocketmq.PropertyRealTopic:
+			h.realTopic = val
+		case rocketmq.PropertyRealQueueID:
+			h.realQID = val
+		case rocketmq.PropertyTags:
+			h.tags = val
+		case rocketmq.PropertyKeys:
+			h.keys = val
+		case rocketmq.PropertyDelayLevel:
+			h.delay = val
+		case rocketmq.PropertyTransactionCheckTimes:
+			h.checkTimes = val
+		case rocketmq.PropertyTransactionPreparedQueueOffset:
+			h.prepared = val
+		case rocketmq.PropertyCheckImmunityTimeInSeconds:
+			h.immunity, h.hasImmunity = val, true
+		}
 	}
-	if m.Properties == nil {
-		m.Properties = map[string]string{}
-	}
-	return halfRecord{m: m, props: string(v.Properties)}, nil
+	return h, nil
 }
 
 // queueRecord reads the record at a queue offset of topic's queue 0.
@@ -121,17 +152,17 @@ func (t *txService) load() {
 		if err != nil {
 			continue
 		}
-		t.pending[h.key()] = off
+		t.pending[t.key(&h)] = off
 	}
 	if len(t.pending) == 0 {
 		return
 	}
 	for off, end := t.progress(rocketmq.TopicTransOpHalf), st.MaxOffset(rocketmq.TopicTransOpHalf, 0); off < end; off++ {
 		op, err := t.queueRecord(rocketmq.TopicTransOpHalf, off)
-		if err != nil || op.m.Properties[rocketmq.PropertyTags] != opTagRemove {
+		if err != nil || op.tags != opTagRemove {
 			continue
 		}
-		halfOff, err := strconv.ParseInt(string(op.m.Body), 10, 64)
+		halfOff, err := strconv.ParseInt(string(op.v.Body), 10, 64)
 		if err != nil {
 			continue
 		}
@@ -139,18 +170,25 @@ func (t *txService) load() {
 		if err != nil {
 			continue
 		}
-		delete(t.pending, h.key())
+		delete(t.pending, t.key(&h))
 	}
 	if n := len(t.pending); n > 0 {
 		t.b.log.Info("undecided transactions restored", "count", n)
 	}
 }
 
+// errTxTooMany reports a half message refused because
+// Config.TransactionMaxPending transactions are undecided.
+var errTxTooMany = errors.New("rocketmq: too many undecided transactions")
+
 // putHalf stores a half message and makes its transaction pending.
 func (t *txService) putHalf(ctx context.Context, put *store.PutRequest, group string) (store.PutResult, error) {
-	key := txKey(group, put.UniqKey)
+	key := t.txKey(group, put.UniqKey)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if _, ok := t.pending[key]; !ok && len(t.pending) >= t.b.cfg.TransactionMaxPending {
+		return store.PutResult{}, errTxTooMany
+	}
 	res, err := t.b.store.PutMessage(ctx, put)
 	if err != nil {
 		return res, err
@@ -169,7 +207,7 @@ var errTxDecided = errors.New("rocketmq: transaction already decided")
 // and the store's error when the commit could not be stored (the
 // transaction stays pending).
 func (t *txService) decide(ctx context.Context, h *halfRecord, commit bool) error {
-	key := h.key()
+	key := t.key(h)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.pending[key]; !ok {
@@ -186,10 +224,10 @@ func (t *txService) decide(ctx context.Context, h *halfRecord, commit bool) erro
 		}
 		t.b.stats.addPut(res.MsgCount, res.WroteBytes)
 	}
-	if err := t.putOp(ctx, h.m.QueueOffset); err != nil {
+	if err := t.putOp(ctx, h.v.QueueOffset); err != nil {
 		// The decision holds in memory; after a restart the transaction is
 		// checked again.
-		t.b.log.Error("write transaction op record", "halfOffset", h.m.QueueOffset, "err", err)
+		t.b.log.Error("write transaction op record", "halfOffset", h.v.QueueOffset, "err", err)
 	}
 	delete(t.pending, key)
 	return nil
@@ -234,36 +272,32 @@ func (t *txService) putOp(ctx context.Context, halfOffset int64) error {
 // same string is stored here. A delay level parks the copy as any delayed
 // message, with the properties rebuilt as Java's store rebuilds them.
 func (b *Broker) finalMessage(h *halfRecord) (store.PutRequest, error) {
-	m := h.m
-	topic := m.Properties[rocketmq.PropertyRealTopic]
-	qid, err := strconv.ParseInt(m.Properties[rocketmq.PropertyRealQueueID], 10, 32)
-	if topic == "" || err != nil || qid < 0 {
+	v := &h.v
+	qid, err := strconv.ParseInt(h.realQID, 10, 32)
+	if h.realTopic == "" || err != nil || qid < 0 {
 		return store.PutRequest{}, errTxNoRealTopic
 	}
 	put := store.PutRequest{
 		RecordFields: message.RecordFields{
 			QueueID:                   int32(qid),
-			Flag:                      m.Flag,
-			SysFlag:                   m.SysFlag&^message.FlagTransactionMask | message.FlagTransactionCommit,
-			BornTimestamp:             m.BornTimestamp,
-			BornHost:                  m.BornHost,
-			StoreHost:                 m.StoreHost,
-			ReconsumeTimes:            m.ReconsumeTimes,
-			PreparedTransactionOffset: m.CommitLogOffset,
-			Body:                      m.Body,
-			Topic:                     topic,
+			Flag:                      v.Flag(),
+			SysFlag:                   v.SysFlag&^message.FlagTransactionMask | message.FlagTransactionCommit,
+			BornTimestamp:             v.BornTimestamp(),
+			BornHost:                  v.BornHost(),
+			StoreHost:                 v.StoreHost(),
+			ReconsumeTimes:            v.ReconsumeTimes(),
+			PreparedTransactionOffset: v.PhysicalOffset,
+			Body:                      v.Body,
+			Topic:                     h.realTopic,
 			Properties:                h.props,
 		},
-		TagsCode: message.TagHash(m.Properties[rocketmq.PropertyTags]),
-		UniqKey:  m.Properties[rocketmq.PropertyUniqKey],
-		Keys:     m.Properties[rocketmq.PropertyKeys],
+		TagsCode: message.TagHash(h.tags),
+		UniqKey:  h.uniq,
+		Keys:     h.keys,
 	}
-	p := sendProps{delay: m.Properties[rocketmq.PropertyDelayLevel]}
+	p := sendProps{delay: h.delay}
 	if delay := p.delayLevel(); delay > 0 {
-		props := make(map[string]string, len(m.Properties))
-		for k, v := range m.Properties {
-			props[k] = v
-		}
+		props := message.DecodeProperties(h.props)
 		delete(props, rocketmq.PropertyTransactionPrepared)
 		b.parkDelayed(&put, props, delay)
 		put.Properties = message.EncodeProperties(props)

@@ -90,20 +90,25 @@ func (t *txService) checkOne(ctx context.Context, off int64) txStep {
 		b.log.Error("read half message", "offset", off, "err", err)
 		return txStop
 	}
-	key := h.key()
+	key := t.key(&h)
+	times, _ := strconv.Atoi(h.checkTimes)
+	if times >= b.cfg.TransactionCheckMax {
+		// Java creates the topic's config with the first discard.
+		b.topics.ensure(rocketmq.TopicTransCheckMaxTime, 1, rocketmq.PermRead|rocketmq.PermWrite)
+	}
 	t.mu.Lock()
 	if latest, ok := t.pending[key]; !ok || latest != off {
 		t.mu.Unlock()
 		return txNext // decided, discarded, or a later record stands for it
 	}
-	age := b.now() - h.m.BornTimestamp
-	immunity, own := t.immunity(h.m)
+	age := b.now() - h.v.BornTimestamp()
+	immunity, own := t.immunity(&h)
 	if age >= 0 && age < immunity {
 		if !own {
 			t.mu.Unlock()
 			return txStop
 		}
-		prepared := h.m.Properties[rocketmq.PropertyTransactionPreparedQueueOffset]
+		prepared := h.prepared
 		if prepared == "" {
 			prepared = strconv.FormatInt(off, 10)
 		}
@@ -115,7 +120,6 @@ func (t *txService) checkOne(ctx context.Context, off int64) txStep {
 		}
 		return txNext
 	}
-	times, _ := strconv.Atoi(h.m.Properties[rocketmq.PropertyTransactionCheckTimes])
 	if times >= b.cfg.TransactionCheckMax {
 		err := t.discardLocked(ctx, &h, key)
 		t.mu.Unlock()
@@ -139,13 +143,12 @@ func (t *txService) checkOne(ctx context.Context, off int64) txStep {
 // immunity is how long after its birth a half message is left alone, and
 // whether that is its own CHECK_IMMUNITY_TIME_IN_SECONDS (Java
 // getImmunityTime: a value that is no number means the default).
-func (t *txService) immunity(m *rocketmq.MessageExt) (int64, bool) {
+func (t *txService) immunity(h *halfRecord) (int64, bool) {
 	def := t.b.cfg.TransactionTimeout.Milliseconds()
-	s, ok := m.Properties[rocketmq.PropertyCheckImmunityTimeInSeconds]
-	if !ok {
+	if !h.hasImmunity {
 		return def, false
 	}
-	sec, err := strconv.ParseInt(s, 10, 64)
+	sec, err := strconv.ParseInt(h.immunity, 10, 64)
 	if err != nil || sec == -1 || sec > 1<<40 {
 		return def, true
 	}
@@ -154,7 +157,7 @@ func (t *txService) immunity(m *rocketmq.MessageExt) (int64, bool) {
 
 // reputLocked stores half record h again at the end of the half queue
 // with props and makes the copy its transaction's latest record.
-func (t *txService) reputLocked(ctx context.Context, h *halfRecord, key, props string) (store.PutResult, error) {
+func (t *txService) reputLocked(ctx context.Context, h *halfRecord, key uint64, props string) (store.PutResult, error) {
 	put := t.halfCopy(h, rocketmq.TopicTransHalf, props)
 	res, err := t.b.store.PutMessage(ctx, &put)
 	if err != nil {
@@ -168,9 +171,8 @@ func (t *txService) reputLocked(ctx context.Context, h *halfRecord, key, props s
 // discardLocked moves half record h to TRANS_CHECK_MAX_TIME_TOPIC (Java
 // DefaultTransactionalMessageCheckListener.resolveDiscardMsg) and forgets
 // its transaction.
-func (t *txService) discardLocked(ctx context.Context, h *halfRecord, key string) error {
+func (t *txService) discardLocked(ctx context.Context, h *halfRecord, key uint64) error {
 	b := t.b
-	b.topics.ensure(rocketmq.TopicTransCheckMaxTime, 1, rocketmq.PermRead|rocketmq.PermWrite)
 	put := t.halfCopy(h, rocketmq.TopicTransCheckMaxTime, h.props)
 	res, err := b.store.PutMessage(ctx, &put)
 	if err != nil {
@@ -179,7 +181,7 @@ func (t *txService) discardLocked(ctx context.Context, h *halfRecord, key string
 	b.stats.addPut(res.MsgCount, res.WroteBytes)
 	delete(t.pending, key)
 	b.log.Warn("half message checked too often, discarded to "+rocketmq.TopicTransCheckMaxTime,
-		"topic", h.m.Properties[rocketmq.PropertyRealTopic], "uniqKey", h.m.Properties[rocketmq.PropertyUniqKey])
+		"topic", h.realTopic, "uniqKey", h.uniq)
 	return nil
 }
 
@@ -187,22 +189,22 @@ func (t *txService) discardLocked(ctx context.Context, h *halfRecord, key string
 // flag and reconsume times are kept (Java's re-put drops them, so a
 // message committed after a check loses its flag there).
 func (t *txService) halfCopy(h *halfRecord, topic, props string) store.PutRequest {
-	m := h.m
+	v := &h.v
 	return store.PutRequest{
 		RecordFields: message.RecordFields{
-			Flag:           m.Flag,
-			SysFlag:        m.SysFlag,
-			BornTimestamp:  m.BornTimestamp,
-			BornHost:       m.BornHost,
-			StoreHost:      m.StoreHost,
-			ReconsumeTimes: m.ReconsumeTimes,
-			Body:           m.Body,
+			Flag:           v.Flag(),
+			SysFlag:        v.SysFlag,
+			BornTimestamp:  v.BornTimestamp(),
+			BornHost:       v.BornHost(),
+			StoreHost:      v.StoreHost(),
+			ReconsumeTimes: v.ReconsumeTimes(),
+			Body:           v.Body,
 			Topic:          topic,
 			Properties:     props,
 		},
-		TagsCode: message.TagHash(m.Properties[rocketmq.PropertyTags]),
-		UniqKey:  m.Properties[rocketmq.PropertyUniqKey],
-		Keys:     m.Properties[rocketmq.PropertyKeys],
+		TagsCode: message.TagHash(h.tags),
+		UniqKey:  h.uniq,
+		Keys:     h.keys,
 	}
 }
 
@@ -214,27 +216,26 @@ func (t *txService) halfCopy(h *halfRecord, topic, props string) store.PutReques
 // sets it on the message after storing the copy).
 func (t *txService) sendCheck(h *halfRecord, props string, res *store.PutResult) {
 	b := t.b
-	m := h.m
-	group := m.Properties[rocketmq.PropertyProducerGroup]
-	conn := b.clients.producerConn(group)
+	v := &h.v
+	conn := b.clients.producerConn(h.group)
 	if conn == nil {
-		b.log.Warn("no producer to check a transaction with", "group", group, "uniqKey", m.Properties[rocketmq.PropertyUniqKey])
+		b.log.Warn("no producer to check a transaction with", "group", h.group, "uniqKey", h.uniq)
 		return
 	}
-	qid, _ := strconv.ParseInt(m.Properties[rocketmq.PropertyRealQueueID], 10, 32)
+	qid, _ := strconv.ParseInt(h.realQID, 10, 32)
 	rec := message.RecordFields{
 		QueueID:        int32(qid),
-		Flag:           m.Flag,
+		Flag:           v.Flag(),
 		QueueOffset:    res.QueueOffset,
 		PhysicalOffset: res.PhysicalOffset,
-		SysFlag:        m.SysFlag,
-		BornTimestamp:  m.BornTimestamp,
-		BornHost:       m.BornHost,
-		StoreTimestamp: m.StoreTimestamp,
-		StoreHost:      m.StoreHost,
-		ReconsumeTimes: m.ReconsumeTimes,
-		Body:           m.Body,
-		Topic:          m.Properties[rocketmq.PropertyRealTopic],
+		SysFlag:        v.SysFlag,
+		BornTimestamp:  v.BornTimestamp(),
+		BornHost:       v.BornHost(),
+		StoreTimestamp: v.StoreTimestamp,
+		StoreHost:      v.StoreHost(),
+		ReconsumeTimes: v.ReconsumeTimes(),
+		Body:           v.Body,
+		Topic:          h.realTopic,
 		Properties:     withProperty(props, rocketmq.PropertyWaitStoreMsgOK, "false"),
 	}
 	body, _, err := rec.AppendRecord(nil)
@@ -242,7 +243,7 @@ func (t *txService) sendCheck(h *halfRecord, props string, res *store.PutResult)
 		b.log.Warn("encode transaction check", "err", err)
 		return
 	}
-	uniq := m.Properties[rocketmq.PropertyUniqKey]
+	uniq := h.uniq
 	offsetID := rocketmq.EncodeOffsetMsgID(b.storeHost, res.PhysicalOffset)
 	hdr := remoting.CheckTransactionStateRequestHeader{
 		TranStateTableOffset: res.QueueOffset,
@@ -253,6 +254,6 @@ func (t *txService) sendCheck(h *halfRecord, props string, res *store.PutResult)
 	}
 	req := clientRequest(remoting.CheckTransactionState, hdr.AppendExt(nil), body)
 	if err := conn.InvokeOneway(req); err != nil {
-		b.log.Warn("send transaction check", "group", group, "producer", conn.String(), "err", err)
+		b.log.Warn("send transaction check", "group", h.group, "producer", conn.String(), "err", err)
 	}
 }
