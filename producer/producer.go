@@ -124,8 +124,39 @@ func (p *Producer) Start(ctx context.Context) error {
 		return fmt.Errorf("rocketmq: start producer %s: %w", p.cfg.group, err)
 	}
 	p.run = r
+	if r.checks != nil {
+		p.announce(ctx, r)
+	}
 	p.log.Info("rocketmq: producer started", "group", p.cfg.group, "client", api.clientID())
 	return nil
+}
+
+// announce makes the brokers of the create-topic key's route hear from a
+// transactional producer at once, before it sends anything: a broker asks
+// only the producers it knows about a transaction, and a new instance may
+// have to answer for one that is gone (Java's producer keeps that route,
+// TBW102, for the same effect). Failures only delay this to the first send.
+func (p *Producer) announce(ctx context.Context, r *runState) {
+	if p.cfg.createTopicKey == "" {
+		return
+	}
+	pi, err := r.api.publishInfo(ctx, p.cfg.createTopicKey)
+	if err != nil {
+		p.log.Debug("rocketmq: no route to announce the producer to", "topic", p.cfg.createTopicKey, "err", err)
+		return
+	}
+	done := map[string]bool{}
+	for _, q := range pi.Queues {
+		if done[q.BrokerName] {
+			continue
+		}
+		done[q.BrokerName] = true
+		if addr, ok := r.api.brokerAddr(q.BrokerName); ok {
+			if err := r.api.ensureHeartbeat(ctx, addr); err != nil {
+				p.log.Debug("rocketmq: heartbeat failed", "broker", addr, "err", err)
+			}
+		}
+	}
 }
 
 // Shutdown stops the producer: new sends fail with ErrNotStarted, sends in

@@ -63,7 +63,9 @@ type TransactionListener interface {
 // send result and the local transaction's outcome.
 type TransactionResult struct {
 	*rocketmq.SendResult
-	// State is what ExecuteLocal returned (LocalUnknown after a panic).
+	// State is the outcome sent to the broker: what ExecuteLocal returned
+	// (LocalUnknown after a panic or for a value outside the three), or
+	// LocalRollback for a half message stored with a non-OK status.
 	State LocalState
 	// TransactionID identifies the transaction: the half message's
 	// UNIQ_KEY, as Java.

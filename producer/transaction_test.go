@@ -530,3 +530,64 @@ func TestLocalStateString(t *testing.T) {
 		t.Error("an out-of-range state is not unknown")
 	}
 }
+
+// TestTransactionNamespace: the group and topic go out in the namespace,
+// as every send's; the caller sees its own names.
+func TestTransactionNamespace(t *testing.T) {
+	l := &txListener{}
+	tp, env, log := newMockTx(t, l, "ns%T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
+		return okResp(remoting.Success, 0, 5), nil
+	}, WithNamespace("ns"))
+	m, _ := NewMessage("T", []byte("x"))
+	res, err := tp.SendInTransaction(context.Background(), m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Queue.Topic != "T" {
+		t.Errorf("result topic %q", res.Queue.Topic)
+	}
+	sends, oneway := log.get()
+	h := reqHeader(t, sends[0])
+	if h.Topic != "ns%T" || h.ProducerGroup != "ns%pg" || reqProps(t, sends[0])[rocketmq.PropertyProducerGroup] != "ns%pg" {
+		t.Errorf("half send: topic %q group %q props %v", h.Topic, h.ProducerGroup, reqProps(t, sends[0]))
+	}
+	if g := extMap(oneway[0].Ext)["producerGroup"]; g != "ns%pg" {
+		t.Errorf("END_TRANSACTION group %q", g)
+	}
+	env.member.CheckTransactionState(context.Background(), "addr-broker-a",
+		&rocketmq.MessageExt{Message: rocketmq.Message{Topic: "T", Properties: map[string]string{rocketmq.PropertyUniqKey: "U"}}},
+		&remoting.CheckTransactionStateRequestHeader{})
+	testutil.WaitFor(t, 5*time.Second, "check answer", func() bool { _, o := log.get(); return len(o) == 2 })
+	if _, o := log.get(); extMap(o[1].Ext)["producerGroup"] != "ns%pg" {
+		t.Errorf("check answer %v", o[1].Ext)
+	}
+}
+
+// TestTransactionRestart: a producer started again registers a new check
+// pool, which answers.
+func TestTransactionRestart(t *testing.T) {
+	l := &txListener{}
+	tp, env, log := newMockTx(t, l, "T", "broker-a", nil)
+	old := env.member
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tp.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if env.member == nil || env.member == old {
+		t.Fatalf("member after restart: %v (before %v)", env.member, old)
+	}
+	env.member.CheckTransactionState(context.Background(), "addr-broker-a",
+		&rocketmq.MessageExt{Message: rocketmq.Message{Topic: "T"}}, &remoting.CheckTransactionStateRequestHeader{})
+	testutil.WaitFor(t, 5*time.Second, "check answer", func() bool { _, o := log.get(); return len(o) == 1 })
+}
+
+// TestPlainProducerNoMember: a plain producer registers no check member,
+// so the client drops its group's checks.
+func TestPlainProducerNoMember(t *testing.T) {
+	env := newMockProducer(t, nil)
+	if env.member != nil {
+		t.Errorf("plain producer registered %T", env.member)
+	}
+}

@@ -46,14 +46,15 @@ type env struct {
 	seq     atomic.Int64 // suffix of names made from prefix
 }
 
-func newEnv(t *testing.T, brokers int) *env {
+func newEnv(t *testing.T, brokers int, opts ...rmqtest.Option) *env {
 	t.Helper()
 	e := &env{ns: os.Getenv(envExternal)}
 	if e.ns == "" {
 		// Held pulls are re-checked every second instead of 5 s: a pull
 		// parked on a queue whose new messages do not match the consumer's
 		// tags (TagC) is only answered by that check, as in Java.
-		e.cluster = rmqtest.StartCluster(t, rmqtest.WithBrokers(brokers), rmqtest.WithLongPollCheck(time.Second))
+		opts = append([]rmqtest.Option{rmqtest.WithBrokers(brokers), rmqtest.WithLongPollCheck(time.Second)}, opts...)
+		e.cluster = rmqtest.StartCluster(t, opts...)
 		e.ns = e.cluster.NameServerAddr()
 	}
 	// Names must stay unique across runs against an external cluster.

@@ -38,9 +38,15 @@ type e2e struct {
 
 func startE2E(t *testing.T, brokers int) *e2e {
 	t.Helper()
+	return startE2EWith(t, brokers)
+}
+
+// startE2EWith is startE2E with options for the in-process cluster.
+func startE2EWith(t *testing.T, brokers int, opts ...rmqtest.Option) *e2e {
+	t.Helper()
 	e := &e2e{ns: os.Getenv(envExternal)}
 	if e.ns == "" {
-		e.cluster = rmqtest.StartCluster(t, rmqtest.WithBrokers(brokers))
+		e.cluster = rmqtest.StartCluster(t, append([]rmqtest.Option{rmqtest.WithBrokers(brokers)}, opts...)...)
 		e.ns = e.cluster.NameServerAddr()
 	} else {
 		masters, err := rmqtest.MasterBrokers(context.Background(), e.ns)

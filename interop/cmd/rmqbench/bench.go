@@ -94,7 +94,11 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 			m.profiles = append(m.profiles, func() (func() error, error) { return h.profile(cfg.bprof) })
 		}
 	}
-	d, err := drivers[cfg.client](ctx, driverConfig{
+	newDriver := drivers[cfg.client]
+	if cfg.mode == modeTx {
+		newDriver = txDrivers[cfg.client]
+	}
+	d, err := newDriver(ctx, driverConfig{
 		namesrv:   splitAddrs(namesrv),
 		topic:     cfg.topic,
 		size:      cfg.size,
@@ -247,7 +251,7 @@ type op func(ctx context.Context) (int, error)
 func runSend(ctx context.Context, cfg config, d driver, m *meter) (result, error) {
 	var call op
 	switch cfg.mode {
-	case modeSync:
+	case modeSync, modeTx:
 		call = func(ctx context.Context) (int, error) { return 1, d.SendSync(ctx, 1) }
 	case modeBatch:
 		call = func(ctx context.Context) (int, error) { return cfg.batch, d.SendSync(ctx, cfg.batch) }

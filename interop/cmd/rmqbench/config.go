@@ -25,6 +25,7 @@ const (
 	modeBatch   = "batch"
 	modeConsume = "consume"
 	modeE2E     = "e2e"
+	modeTx      = "tx" // transactions committing at once, one per operation (tx.go)
 )
 
 // Where a run without -namesrv puts its NameServer and broker (-broker).
@@ -61,7 +62,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.namesrv, "namesrv", "", "NameServer `addr`ess (host:port; several joined by ';'); empty starts an in-process NameServer and broker")
 	fs.StringVar(&c.client, "client", clientOfficial, "client to measure: official|ours, or floor (consume mode: bare pulls that only count records, with -callers pulls in flight per queue)")
-	fs.StringVar(&c.mode, "mode", modeSync, "sync|async|oneway|batch|consume|e2e")
+	fs.StringVar(&c.mode, "mode", modeSync, "sync|async|oneway|batch|consume|e2e|tx")
 	fs.IntVar(&c.callers, "callers", 1, "concurrent callers (goroutines sending); consume and e2e: consumer goroutines")
 	fs.IntVar(&c.batch, "batch", 32, "messages per batch in batch mode (and per send while preloading for consume)")
 	fs.IntVar(&c.size, "size", 1024, "message body size in `bytes`")
@@ -109,9 +110,9 @@ func (c config) validate() error {
 		return fmt.Errorf("-client %q: want official, ours or floor", c.client)
 	}
 	switch c.mode {
-	case modeSync, modeAsync, modeOneway, modeBatch, modeConsume, modeE2E:
+	case modeSync, modeAsync, modeOneway, modeBatch, modeConsume, modeE2E, modeTx:
 	default:
-		return fmt.Errorf("-mode %q: want sync, async, oneway, batch, consume or e2e", c.mode)
+		return fmt.Errorf("-mode %q: want sync, async, oneway, batch, consume, e2e or tx", c.mode)
 	}
 	switch c.broker {
 	case brokerChild, brokerInProcess:
