@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/server"
+	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -600,5 +601,40 @@ func TestTransactionProgress(t *testing.T) {
 	e.b.tx.mu.Unlock()
 	if n != 1 {
 		t.Errorf("%d transactions open after restart, want 1", n)
+	}
+}
+
+// A check goes to one live producer of the group: not to a member whose
+// connection is gone, and not to both.
+func TestTransactionCheckOneLiveProducer(t *testing.T) {
+	e := txTestBroker(t, nil)
+	gone := newTxProducer(t, e, "producer-gone", txTestGroup)
+	live := newTxProducer(t, e, "producer-live", txTestGroup)
+	other := newTxProducer(t, e, "producer-other-group", "OtherGroup")
+	gone.cli.Close()
+	testutil.WaitFor(t, 5*time.Second, "the closed producer's connection to drop", func() bool {
+		conn, ok := e.b.clients.producerConnection(txTestGroup)
+		return ok && len(conn.ConnectionSet) == 1
+	})
+	h := e.sendHalf("TxLive", 0, "UNIQ-LIVE")
+	c := live.nextCheck(t, 5*time.Second)
+	e.endOK(c.half(), remoting.TransactionCommit, true)
+	from := e.halfEnd()
+	other.noCheck(t, 300*time.Millisecond, 0)
+	live.noCheck(t, 300*time.Millisecond, from)
+	e.endOK(h, remoting.TransactionCommit, false)
+	if n := e.realCount("TxLive", 0); n != 1 {
+		t.Fatalf("real topic holds %d, want 1", n)
+	}
+}
+
+// With sync flush a half send is answered once durable, and the decision
+// works as with async flush.
+func TestTransactionSyncFlush(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.FlushMode = store.FlushSync; c.TransactionCheckInterval = time.Hour })
+	h := e.sendHalf("TxSync", 0, "UNIQ-SYNC")
+	e.endOK(h, remoting.TransactionCommit, false)
+	if n := e.realCount("TxSync", 0); n != 1 {
+		t.Fatalf("real topic holds %d, want 1", n)
 	}
 }
