@@ -92,7 +92,13 @@ func (r *runState) runOrderly(q *queueState, seq uint64, msgs []*rocketmq.Messag
 		m.Properties[rocketmq.PropertyConsumeStartTimestamp] = startS
 	}
 	req := consumeReq{q: q, msgs: msgs, seq: seq}
-	ok := make([]bool, len(msgs))
+	var okBuf [16]bool
+	ok := okBuf[:0]
+	if len(msgs) <= len(okBuf) {
+		ok = okBuf[:len(msgs)]
+	} else {
+		ok = make([]bool, len(msgs))
+	}
 	r.runHandlers(&req, ok, now)
 	end := time.Now()
 	if r.closed.Load() || (q.pq.isDropped() && !q.releasing.Load()) {
