@@ -241,7 +241,9 @@ func TestOrderlyLockLostAndRenewed(t *testing.T) {
 	f.mu.Unlock()
 	r := c.runState()
 	testutil.WaitFor(t, 10*time.Second, "lock seen lost", func() bool {
+		r.qmu.Lock()
 		q := r.queues[q0]
+		r.qmu.Unlock()
 		return q != nil && !q.locked.Load()
 	})
 	f.put("T", 0, 2, "c", "")

@@ -134,6 +134,12 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 			if ctx.Err() == nil {
 				r.log.Warn("rocketmq: rebalance: no start offset, retried at the next rebalance", "group", r.cfg.group, "queue", queueLog(mq), "err", err)
 			}
+			if lockedAt > 0 {
+				// Not taken: another member may take it meanwhile.
+				uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lockTimeout)
+				_ = r.unlockBatch(uctx, mq.BrokerName, []rocketmq.MessageQueue{mq})
+				cancel()
+			}
 			continue
 		}
 		if r.addQueue(mq, off, lockedAt) {
