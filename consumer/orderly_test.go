@@ -528,3 +528,79 @@ func TestOrderlyConsumeDirectly(t *testing.T) {
 		}
 	}
 }
+
+// A member joining takes half the queues over: each message is consumed
+// once, in order, and no queue is ever in two members' handlers at once.
+func TestOrderlyHandOver(t *testing.T) {
+	f := newFakeCluster(t)
+	const queues, per = 2, 300
+	f.createTopic("T", queues)
+	for q := 0; q < queues; q++ {
+		f.put("T", q, per, "q"+strconv.Itoa(q), "")
+	}
+	var mu sync.Mutex
+	consumers := map[int]map[string]bool{} // queue → members that consumed it
+	offsets := map[int][]int64{}
+	active := map[int]int{}
+	handler := func(member string) OrderlyHandler {
+		return func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+			qid := int(msgs[0].QueueID)
+			if msgs[0].Topic != "T" {
+				return OrderlySuccess, nil
+			}
+			mu.Lock()
+			active[qid]++
+			if active[qid] != 1 {
+				t.Errorf("queue %d in two handlers at once", qid)
+			}
+			mu.Unlock()
+			mu.Lock()
+			active[qid]--
+			if consumers[qid] == nil {
+				consumers[qid] = map[string]bool{}
+			}
+			consumers[qid][member] = true
+			for _, m := range msgs {
+				offsets[qid] = append(offsets[qid], m.QueueOffset)
+			}
+			mu.Unlock()
+			return OrderlySuccess, nil
+		}
+	}
+	a := f.newConsumer(t, "g1", WithInstanceName("a"))
+	if err := a.SubscribeOrderly("T", All, handler("a")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, a)
+	testutil.WaitFor(t, 10*time.Second, "a consuming", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(offsets[0]) > 20 && len(offsets[1]) > 20
+	})
+	b := f.newConsumer(t, "g1", WithInstanceName("b"))
+	if err := b.SubscribeOrderly("T", All, handler("b")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, b)
+	testutil.WaitFor(t, 30*time.Second, "all consumed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(offsets[0]) >= per && len(offsets[1]) >= per
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	handed := 0
+	for q := 0; q < queues; q++ {
+		for i, off := range offsets[q] {
+			if off != int64(i) {
+				t.Fatalf("queue %d: delivery %d is offset %d (%d deliveries)", q, i, off, len(offsets[q]))
+			}
+		}
+		if len(consumers[q]) == 2 {
+			handed++
+		}
+	}
+	if handed == 0 {
+		t.Fatal("no queue went from a to b")
+	}
+}
