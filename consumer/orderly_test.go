@@ -542,6 +542,7 @@ func TestOrderlyHandOver(t *testing.T) {
 	consumers := map[int]map[string]bool{} // queue → members that consumed it
 	offsets := map[int][]int64{}
 	active := map[int]int{}
+	var releasing func() []rocketmq.MessageQueue
 	handler := func(member string) OrderlyHandler {
 		return func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
 			qid := int(msgs[0].QueueID)
@@ -554,6 +555,12 @@ func TestOrderlyHandOver(t *testing.T) {
 				t.Errorf("queue %d in two handlers at once", qid)
 			}
 			mu.Unlock()
+			if member == "a" && msgs[0].QueueOffset == 50 {
+				// Still in hand when a rebalance takes the queue away.
+				if !testutil.Poll(10*time.Second, func() bool { return len(releasing()) > 0 }) {
+					t.Errorf("queue %d never released", qid)
+				}
+			}
 			mu.Lock()
 			active[qid]--
 			if consumers[qid] == nil {
@@ -568,6 +575,7 @@ func TestOrderlyHandOver(t *testing.T) {
 		}
 	}
 	a := f.newConsumer(t, "g1", WithInstanceName("a"))
+	releasing = func() []rocketmq.MessageQueue { return a.runState().releasingQueues() }
 	if err := a.SubscribeOrderly("T", All, handler("a")); err != nil {
 		t.Fatal(err)
 	}
