@@ -612,3 +612,45 @@ func TestOrderlyHandOver(t *testing.T) {
 		t.Fatal("no queue went from a to b")
 	}
 }
+
+// Shutdown from an orderly handler returns, unlocks the queues and drops
+// the caller's own result.
+func TestOrderlyShutdownFromHandler(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 2)
+	f.put("T", 0, 5, "s", "")
+	f.put("T", 1, 5, "t", "")
+	c := f.newConsumer(t, "g1", WithOffsetPersistInterval(time.Hour))
+	returned := make(chan error, 1)
+	var first atomic.Bool
+	if err := c.SubscribeOrderly("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if first.CompareAndSwap(false, true) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			returned <- c.Shutdown(ctx)
+		}
+		return OrderlySuccess, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Fatalf("Shutdown from a handler: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown from a handler did not return")
+	}
+	for q := 0; q < 2; q++ {
+		mq := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: q}
+		if h := f.lockHolder("g1", mq); h != "" {
+			t.Fatalf("queue %d still locked by %s", q, h)
+		}
+	}
+	if f.br.Count(remoting.UnregisterClient) == 0 {
+		t.Fatal("not unregistered at Shutdown")
+	}
+}
