@@ -654,3 +654,28 @@ func TestOrderlyShutdownFromHandler(t *testing.T) {
 		t.Fatal("not unregistered at Shutdown")
 	}
 }
+
+// A worker takes one orderly queue task at a time, however deep the work
+// queue, and several concurrent batches when it is deep.
+func TestWorkQueueOrderlyTasksOneAtATime(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		orderly bool
+		want    int
+	}{{"orderly", true, 1}, {"concurrent", false, workerTake}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorkQueue()
+			for i := 0; i < 100; i++ {
+				req := &consumeReq{}
+				if !tc.orderly {
+					req.msgs = []*rocketmq.MessageExt{{}}
+				}
+				w.push(req)
+			}
+			got, ok := w.pop(nil, 2)
+			if !ok || len(got) != tc.want {
+				t.Fatalf("took %d (ok %v), want %d", len(got), ok, tc.want)
+			}
+		})
+	}
+}
