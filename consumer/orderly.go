@@ -362,6 +362,17 @@ func (r *runState) lockAll() {
 	}
 }
 
+// unlockNotTaken releases the lock of a queue locked by a rebalance but
+// not taken (no start offset, or Shutdown began), so that another member
+// need not wait for the broker's expiry.
+func (r *runState) unlockNotTaken(ctx context.Context, mq rocketmq.MessageQueue) {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lockTimeout)
+	defer cancel()
+	if err := r.unlockBatch(uctx, mq.BrokerName, []rocketmq.MessageQueue{mq}); err != nil {
+		r.log.Debug("rocketmq: unlock a queue not taken", "group", r.cfg.group, "queue", queueLog(mq), "err", err)
+	}
+}
+
 // unlockAll releases mqs' locks, one request per broker.
 func (r *runState) unlockAll(ctx context.Context, mqs []rocketmq.MessageQueue) {
 	for broker, list := range byBroker(mqs) {

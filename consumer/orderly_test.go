@@ -679,3 +679,26 @@ func TestWorkQueueOrderlyTasksOneAtATime(t *testing.T) {
 		})
 	}
 }
+
+// A queue locked but not taken, for want of a start offset, is unlocked
+// at once and taken at a later rebalance.
+func TestOrderlyUnlockWhenNotTaken(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 3, "a", "")
+	f.fail(remoting.QueryConsumerOffset, remoting.SystemError)
+	rec := newOrderlyRec(t)
+	c := f.newConsumer(t, "g1")
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "unlocked", func() bool { return lastIndex(f.eventsSnapshot(), "unlock T/0") >= 0 })
+	if firstIndex(f.eventsSnapshot(), "pull T/0") >= 0 {
+		t.Fatal("pulled a queue not taken")
+	}
+	f.mu.Lock()
+	delete(f.failCode, remoting.QueryConsumerOffset)
+	f.mu.Unlock()
+	testutil.WaitFor(t, 10*time.Second, "consumed", func() bool { return len(rec.deliveries(0)) == 3 })
+}
