@@ -433,7 +433,12 @@ func (r *runState) release(q *queueState, pullsCancelled time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
 	defer cancel()
-	if err := r.store.persist(ctx, q.mq); err != nil {
+	// A periodic persist under way may hold an older offset of this queue:
+	// it goes out before this one.
+	r.persist.Lock()
+	err := r.store.persist(ctx, q.mq)
+	r.persist.Unlock()
+	if err != nil {
 		if ctx.Err() != nil && r.pullCtx.Err() != nil {
 			return
 		}
