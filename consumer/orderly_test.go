@@ -710,3 +710,45 @@ func TestOrderlyUnlockWhenNotTaken(t *testing.T) {
 	f.mu.Unlock()
 	testutil.WaitFor(t, 10*time.Second, "consumed", func() bool { return len(rec.deliveries(0)) == 3 })
 }
+
+// When the head of a suspended batch goes to the DLQ, that head is
+// committed and only the rest comes again.
+func TestOrderlyDLQHeadCommitted(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 1, "a", "")
+	rec := newOrderlyRec(t)
+	var first atomic.Bool
+	rec.decide = func(msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if first.CompareAndSwap(false, true) {
+			// The next delivery holds both messages.
+			f.put("T", 0, 1, "b", "")
+		}
+		if msgs[0].QueueOffset == 0 {
+			return SuspendQueue, nil
+		}
+		return OrderlySuccess, nil
+	}
+	c := f.newConsumer(t, "g1", WithConsumeBatchSize(2), WithMaxReconsumeTimes(1), WithSuspendTime(300*time.Millisecond))
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "queue moved on", func() bool {
+		off, ok := f.committed("g1", "T", 0)
+		return ok && off == 2
+	})
+	var got []string
+	for _, d := range rec.deliveries(0) {
+		got = append(got, strconv.FormatInt(d.offset, 10)+"/"+strconv.Itoa(int(d.reconsume)))
+	}
+	if want := []string{"0/0", "0/1", "1/0", "1/1"}; !slices.Equal(got, want) {
+		t.Fatalf("deliveries %v, want %v", got, want)
+	}
+	f.mu.Lock()
+	sb := slices.Clone(f.sendBacks)
+	f.mu.Unlock()
+	if len(sb) != 1 || sb[0].DelayLevel != -1 || sb[0].Offset != 0 {
+		t.Fatalf("send-backs %+v, want one of the first message", sb)
+	}
+}
