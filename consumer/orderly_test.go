@@ -299,7 +299,7 @@ func TestOrderlyReleaseWaitsPersistsUnlocks(t *testing.T) {
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var ctxErr atomic.Value
-	c := f.newConsumer(t, "g1", WithOffsetPersistInterval(time.Hour))
+	c := f.newConsumer(t, "g1", WithOffsetPersistInterval(time.Hour), withLockTimes(50*time.Millisecond, 30*time.Second))
 	h := func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
 		if msgs[0].QueueOffset == 2 {
 			close(entered)
@@ -323,6 +323,12 @@ func TestOrderlyReleaseWaitsPersistsUnlocks(t *testing.T) {
 	if testutil.Poll(300*time.Millisecond, func() bool { return lastIndex(f.eventsSnapshot(), "unlock T/0") >= 0 }) {
 		t.Fatal("unlocked with a batch in hand")
 	}
+	// Its lock is still renewed meanwhile.
+	locks := func() int {
+		return len(slices.DeleteFunc(f.eventsSnapshot(), func(e string) bool { return e != "lock T/0" }))
+	}
+	n := locks()
+	testutil.WaitFor(t, 10*time.Second, "lock renewed while releasing", func() bool { return locks() >= n+2 })
 	close(release)
 	testutil.WaitFor(t, 10*time.Second, "unlocked", func() bool { return lastIndex(f.eventsSnapshot(), "unlock T/0") >= 0 })
 	if err, _ := ctxErr.Load().(error); err != nil {
