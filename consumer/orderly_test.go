@@ -758,3 +758,48 @@ func TestOrderlyDLQHeadCommitted(t *testing.T) {
 		t.Fatalf("send-backs %+v, want one of the first message", sb)
 	}
 }
+
+// An orderly handler's ctx has the consume timeout as deadline and ends
+// when Shutdown gives up waiting.
+func TestOrderlyHandlerCtx(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 1, "a", "")
+	c := f.newConsumer(t, "g1", WithConsumeTimeout(time.Minute))
+	entered := make(chan time.Time, 1)
+	ended := make(chan error, 1)
+	if err := c.SubscribeOrderly("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		dl, _ := ctx.Deadline()
+		entered <- dl
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return OrderlySuccess, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var dl time.Time
+	select {
+	case dl = <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("handler not called")
+	}
+	if left := time.Until(dl); left < 30*time.Second || left > time.Minute {
+		t.Fatalf("deadline in %v, want about a minute", left)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v, want the deadline", err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("handler ctx ended with %v, want cancelled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("handler ctx not cancelled")
+	}
+}
