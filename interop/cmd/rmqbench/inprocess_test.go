@@ -37,6 +37,16 @@ func TestInProcessCluster(t *testing.T) {
 			tc{client, modeE2E, []string{"-rate", "500"}},
 		)
 	}
+	// Orderly consumers drain a topic of 8 queues. The official client's
+	// orderly consumer races with itself (its process queue's message
+	// tree is read unlocked), which the race detector reports.
+	orderly := []string{clientOurs}
+	if !raceEnabled {
+		orderly = append(orderly, clientOfficial)
+	}
+	for _, client := range orderly {
+		tests = append(tests, tc{client, modeConsume + "-orderly", []string{"-orderly", "-queues", "8", "-backlog", "400", "-batch", "16", "-duration", "30s"}})
+	}
 	tests = append(tests,
 		tc{clientOfficial, modeConsume + "-inprocess", []string{"-backlog", "100", "-broker", brokerInProcess}},
 		tc{clientFloor, modeConsume, []string{"-backlog", "400", "-batch", "16", "-callers", "3"}},
@@ -61,7 +71,11 @@ func TestInProcessCluster(t *testing.T) {
 				t.Fatalf("cpu per message: client %v broker %v (broker in process: %v)", r.ClientCPUusMsg, r.BrokerCPUusMsg, inProcess)
 			}
 			switch {
-			case mode == modeConsume && variant == "" && r.Msgs != 401:
+			case (variant == "orderly") != r.Orderly:
+				t.Fatalf("result %+v: orderly %v, want %v", r, r.Orderly, variant == "orderly")
+			case variant == "orderly" && r.Queues != 8, variant != "orderly" && r.Queues != defaultQueues:
+				t.Fatalf("result %+v: queues %d", r, r.Queues)
+			case mode == modeConsume && (variant == "" || variant == "orderly") && r.Msgs != 401:
 				t.Fatalf("consumed %d messages, want the 400 preloaded + 1 warm-up", r.Msgs)
 			case mode == modeE2E && (r.Rate != 500 || r.Msgs != 150 || r.P50us <= 0 || r.P99us < r.P50us):
 				t.Fatalf("e2e result %+v", r)
