@@ -92,7 +92,13 @@ func (r *runState) runOrderly(q *queueState, seq uint64, msgs []*rocketmq.Messag
 		m.Properties[rocketmq.PropertyConsumeStartTimestamp] = startS
 	}
 	req := consumeReq{q: q, msgs: msgs, seq: seq}
-	ok := make([]bool, len(msgs))
+	var okBuf [16]bool
+	ok := okBuf[:0]
+	if len(msgs) <= len(okBuf) {
+		ok = okBuf[:len(msgs)]
+	} else {
+		ok = make([]bool, len(msgs))
+	}
 	r.runHandlers(&req, ok, now)
 	end := time.Now()
 	if r.closed.Load() || (q.pq.isDropped() && !q.releasing.Load()) {
@@ -112,28 +118,49 @@ func (r *runState) runOrderly(q *queueState, seq uint64, msgs []*rocketmq.Messag
 		ts = r.stats.topic(mqclient.WrapNamespace(r.cfg.client.Namespace, msgs[0].Topic))
 	}
 	ts.consumed(end.Unix(), nOK, len(ok)-nOK, end.Sub(now))
-	if nOK < len(ok) && r.suspendBatch(msgs) {
-		q.pq.putBack(seq)
-		r.log.Debug("rocketmq: orderly queue suspended", "group", r.cfg.group, "queue", queueLog(q.mq),
-			"offset", msgs[0].QueueOffset, "for", r.cfg.suspendTime)
-		r.resumeLater(q, r.cfg.suspendTime)
-		return false
+	if nOK < len(ok) {
+		if done := r.suspendBatch(msgs); done < len(msgs) {
+			// The messages before the first one suspended are done (in
+			// the DLQ); the rest comes again.
+			r.commitOrderly(q, seq, msgs[:done], end)
+			r.suspend(q, seq+uint64(done), msgs[done])
+			return false
+		}
+	}
+	r.commitOrderly(q, seq, msgs, end)
+	return true
+}
+
+// commitOrderly removes a batch (or its head) from the process queue and
+// moves the offset past it.
+func (r *runState) commitOrderly(q *queueState, seq uint64, msgs []*rocketmq.MessageExt, end time.Time) {
+	if len(msgs) == 0 {
+		return
 	}
 	if off := q.pq.remove(seq, nil, msgs, nil, end.UnixMilli()); off >= 0 {
 		q.cell.update(off, true)
 	}
-	return true
+}
+
+// suspend puts the messages from seq (first) back and queues the task
+// again after the suspend time.
+func (r *runState) suspend(q *queueState, seq uint64, first *rocketmq.MessageExt) {
+	q.pq.putBack(seq)
+	r.log.Debug("rocketmq: orderly queue suspended", "group", r.cfg.group, "queue", queueLog(q.mq),
+		"offset", first.QueueOffset, "for", r.cfg.suspendTime)
+	r.resumeLater(q, r.cfg.suspendTime)
 }
 
 // suspendBatch decides a batch that was not acknowledged (Java
 // checkReconsumeTimes): a message that has reached the max reconsume
 // times goes to the DLQ (send-back with delay level -1); any other, or
 // one whose send-back failed, has its ReconsumeTimes counted up and the
-// batch is suspended. False when nothing needs suspending.
-func (r *runState) suspendBatch(msgs []*rocketmq.MessageExt) bool {
+// batch is suspended. It returns how many leading messages went to the
+// DLQ, and len(msgs) when nothing needs suspending.
+func (r *runState) suspendBatch(msgs []*rocketmq.MessageExt) int {
 	maxRe := int64(r.c.maxReconsume())
-	suspend := false
-	for _, m := range msgs {
+	lead := -1
+	for i, m := range msgs {
 		if int64(m.ReconsumeTimes) >= maxRe {
 			err := r.sendBack(r.handlerCtx, m, -1)
 			if err == nil {
@@ -143,10 +170,15 @@ func (r *runState) suspendBatch(msgs []*rocketmq.MessageExt) bool {
 			}
 			r.log.Warn("rocketmq: orderly message not sent to the DLQ, queue suspended", "group", r.cfg.group, "topic", m.Topic, "msgId", m.MsgID, "err", err)
 		}
-		suspend = true
+		if lead < 0 {
+			lead = i
+		}
 		m.ReconsumeTimes++
 	}
-	return suspend
+	if lead < 0 {
+		return len(msgs)
+	}
+	return lead
 }
 
 // resumeLater queues q's task again after d, unless the consumer stops
@@ -356,6 +388,17 @@ func (r *runState) lockAll() {
 	}
 }
 
+// unlockNotTaken releases the lock of a queue locked by a rebalance but
+// not taken (no start offset, or Shutdown began), so that another member
+// need not wait for the broker's expiry.
+func (r *runState) unlockNotTaken(ctx context.Context, mq rocketmq.MessageQueue) {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lockTimeout)
+	defer cancel()
+	if err := r.unlockBatch(uctx, mq.BrokerName, []rocketmq.MessageQueue{mq}); err != nil {
+		r.log.Debug("rocketmq: unlock a queue not taken", "group", r.cfg.group, "queue", queueLog(mq), "err", err)
+	}
+}
+
 // unlockAll releases mqs' locks, one request per broker.
 func (r *runState) unlockAll(ctx context.Context, mqs []rocketmq.MessageQueue) {
 	for broker, list := range byBroker(mqs) {
@@ -416,7 +459,12 @@ func (r *runState) release(q *queueState, pullsCancelled time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
 	defer cancel()
-	if err := r.store.persist(ctx, q.mq); err != nil {
+	// A periodic persist under way may hold an older offset of this queue:
+	// it goes out before this one.
+	r.persist.Lock()
+	err := r.store.persist(ctx, q.mq)
+	r.persist.Unlock()
+	if err != nil {
 		if ctx.Err() != nil && r.pullCtx.Err() != nil {
 			return
 		}
