@@ -1,8 +1,3 @@
-//go:build !race
-
-// The official client's orderly consumer races with itself (see
-// orderly_test.go); mixed_orderly_race_test.go skips under -race.
-
 package e2e
 
 import (
@@ -14,7 +9,6 @@ import (
 	"time"
 
 	rmq "github.com/apache/rocketmq-client-go/v2"
-	"github.com/apache/rocketmq-client-go/v2/consumer"
 	"github.com/apache/rocketmq-client-go/v2/primitive"
 	"github.com/apache/rocketmq-client-go/v2/producer"
 
@@ -34,50 +28,6 @@ const orderlyWait = 90 * time.Second
 // that a call is often in hand when its queue changes hands.
 const handlerWork = time.Millisecond
 
-// startOfficialOrderly starts an official orderly push consumer in group.
-func (e *env) startOfficialOrderly(t *testing.T, group, topic, name string, l *callLog) *member {
-	t.Helper()
-	pc, err := consumer.NewPushConsumer(
-		consumer.WithNsResolver(e.resolver()),
-		consumer.WithGroupName(group),
-		consumer.WithInstance(name),
-		consumer.WithConsumerModel(consumer.Clustering),
-		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
-		consumer.WithConsumerOrder(true),
-	)
-	if err != nil {
-		t.Fatalf("official orderly consumer: %v", err)
-	}
-	err = pc.Subscribe(topic, selectAll, func(_ context.Context, msgs ...*primitive.MessageExt) (consumer.ConsumeResult, error) {
-		c := orderlyCall{member: name, official: true, start: time.Now()}
-		if len(msgs) > 0 && msgs[0].Queue != nil {
-			c.queue = queueKey{msgs[0].Queue.BrokerName, msgs[0].Queue.QueueId}
-		}
-		time.Sleep(handlerWork)
-		c.end = time.Now()
-		l.add(c, len(msgs), func(i int, name string) string { return msgs[i].GetProperty(name) })
-		return consumer.ConsumeSuccess, nil
-	})
-	if err != nil {
-		t.Fatalf("official orderly consumer subscribe: %v", err)
-	}
-	if err := pc.Start(); err != nil {
-		t.Fatalf("official orderly consumer start: %v", err)
-	}
-	m := &member{name: name, shutdown: pc.Shutdown}
-	m.assigned = func() map[primitive.MessageQueue]int64 {
-		out := make(map[primitive.MessageQueue]int64)
-		for mq, pq := range pc.GetConsumerRunningInfo(false).MQTable {
-			if mq.Topic == topic && !pq.Dropped {
-				out[mq] = pq.CommitOffset
-			}
-		}
-		return out
-	}
-	t.Cleanup(func() { m.stop(t) })
-	return m
-}
-
 // startOurOrderly starts our orderly push consumer in group.
 func (e *env) startOurOrderly(t *testing.T, group, topic, name string, l *callLog) *member {
 	t.Helper()
@@ -91,12 +41,13 @@ func (e *env) startOurOrderly(t *testing.T, group, topic, name string, l *callLo
 		t.Fatalf("our orderly consumer: %v", err)
 	}
 	err = c.SubscribeOrderly(topic, ourconsumer.All, func(_ context.Context, msgs []*rocketmq.MessageExt) (ourconsumer.OrderlyResult, error) {
-		call := orderlyCall{member: name, start: time.Now()}
+		// Wall clock only, as the official member's times are.
+		call := orderlyCall{member: name, start: time.Now().Round(0)}
 		if len(msgs) > 0 {
 			call.queue = queueKey{msgs[0].BrokerName, int(msgs[0].QueueID)}
 		}
 		time.Sleep(handlerWork)
-		call.end = time.Now()
+		call.end = time.Now().Round(0)
 		l.add(call, len(msgs), func(i int, name string) string { return msgs[i].Property(name) })
 		return ourconsumer.OrderlySuccess, nil
 	})
@@ -180,10 +131,11 @@ func (s *orderlySender) send(rounds int, pause time.Duration) error {
 // no gap, starting again at most where the previous holder left off when
 // a queue changes hands; and every message is consumed.
 //
-// The official member leaves only once it is idle: its Shutdown unlocks
-// its queues before its handlers finish and persists its offsets after,
-// so another member could lock a queue while the official one is still
-// in a handler on it.
+// The official member runs in a process of its own (see
+// officialChildFlag), so that the test runs under -race too. It leaves
+// only once it is idle: its Shutdown unlocks its queues before its
+// handlers finish and persists its offsets after, so another member could
+// lock a queue while the official one is still in a handler on it.
 func TestMixedGroupOrderly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
