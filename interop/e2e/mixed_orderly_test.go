@@ -22,7 +22,7 @@ import (
 // broker's lock expires (60 s; the client never unlocks it), and an
 // official member that could not lock a queue tries again at its next
 // rebalance (20 s).
-const orderlyWait = 90 * time.Second
+const orderlyWait = 2 * time.Minute
 
 // handlerWork stands for what a handler does with a message; long enough
 // that a call is often in hand when its queue changes hands.
@@ -123,7 +123,7 @@ func (s *orderlySender) send(rounds int, pause time.Duration) error {
 // hash-selected keys, while members join and leave under traffic:
 //
 //	ours u1 alone → ours u2 joins → official o1 joins → u1 leaves →
-//	o1 leaves (once everything sent is consumed) → u2 alone
+//	ours u3 joins → o1 leaves (once everything sent is consumed)
 //
 // Every handler call is recorded (member, queue, start, end, messages).
 // No queue may be in two members' handlers at once, nor in two calls of
@@ -157,9 +157,10 @@ func TestMixedGroupOrderly(t *testing.T) {
 	}
 
 	// Instance names decide the members' order in the allocation: the
-	// official member sorts before ours ("O" < "u"), so it only gains
-	// queues when an ours member leaves. A queue it loses stays locked
-	// by it until the broker's lock expires.
+	// official member sorts before ours ("O" < "u"), so it gains queues
+	// when it joins and when u1 leaves, and loses one only when u3 joins.
+	// A queue it loses stays locked by it until the broker's lock expires
+	// (it never unlocks a queue on a rebalance).
 	var members []*member
 	phase := func(name string, change func()) {
 		t.Helper()
@@ -194,11 +195,18 @@ func TestMixedGroupOrderly(t *testing.T) {
 		u1.stop(t)
 		members = slices.DeleteFunc(members, func(m *member) bool { return m == u1 })
 	})
+	// o1 gives up a queue to an ours member but keeps it locked: ours may
+	// take it only once the broker's lock has expired.
+	var u3 *member
+	phase("u3 joins", func() {
+		u3 = e.startOurOrderly(t, group, topic, e.name("u"), l)
+		members = append(members, u3)
+	})
 	// Idle: everything sent so far is consumed.
 	o1.stop(t)
 	members = slices.DeleteFunc(members, func(m *member) bool { return m == o1 })
 	phase("o1 left", nil)
-	stopGroup(t, e, group, u2)
+	stopGroup(t, e, group, u2, u3)
 
 	calls := l.snapshot()
 	checkOrderlyCalls(t, calls, s.keys, s.next, s.queue)
