@@ -9,7 +9,9 @@
 // sends -batch messages per SendSync; consume preloads -backlog messages
 // and measures a push consumer draining them; e2e runs a push consumer
 // while -rate messages per second are sent asynchronously and measures
-// each message's time from send to handler. Latencies are per operation
+// each message's time from send to handler. -orderly runs the client's
+// orderly push consumer in consume and e2e modes, and -queues sets the
+// topic's queue count. Latencies are per operation
 // (a whole batch counts once) in the send modes, per message in e2e mode,
 // and not measured in consume mode.
 //
