@@ -53,14 +53,17 @@ func (r *runState) consumeOrderly(q *queueState, st *msStamp) {
 	defer q.consumeMu.Unlock()
 	locking := r.locking()
 	start := time.Now()
-	for {
+	relock := relockDelay
+	for ; ; relock = relockedDelay {
 		if q.pq.isDropped() {
 			q.pq.unschedule()
 			return
 		}
 		now := time.Now()
 		if locking && !r.lockValid(q, now) {
-			r.relockLater(q)
+			// Java: 100 ms when the task starts unlocked, 10 ms when the
+			// lock went while it ran.
+			r.relockLater(q, relock)
 			return
 		}
 		if now.Sub(start) >= orderlySlice {
@@ -201,15 +204,15 @@ func (r *runState) resumeLater(q *queueState, d time.Duration) {
 // relockLater: q is not locked (or the lock expired): try to lock it and
 // queue its task again, soon when that worked, later when not (Java
 // tryLockLaterAndReconsume). Pulls of an unlocked queue pause meanwhile.
-func (r *runState) relockLater(q *queueState) {
+func (r *runState) relockLater(q *queueState, d time.Duration) {
 	r.workers.Go(func() {
-		if !sleepStop(r.stop, q.ctx, relockDelay) {
+		if !sleepStop(r.stop, q.ctx, d) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.pullCtx, lockTimeout)
 		got, err := r.lockBatch(ctx, q.mq.BrokerName, []rocketmq.MessageQueue{q.mq})
 		cancel()
-		d := relockAgainDelay
+		d = relockAgainDelay
 		if err == nil && got[q.mq] {
 			q.lastLock.Store(time.Now().UnixMilli())
 			q.locked.Store(true)
