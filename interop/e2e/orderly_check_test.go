@@ -96,8 +96,10 @@ func (l *callLog) snapshot() []orderlyCall {
 // members' handlers at once (nor in two calls of one of our members);
 // per member and key, each message is the one after the member's
 // previous one, except at a handover, where the new holder may start
-// again at or before where the previous holder got to but never past it;
-// every message 0..n-1 of every key delivered. It also wants the queues
+// again at or before where the previous holder got to but never past it
+// (and exactly after it when the previous holder was ours, which persists
+// its offset before it unlocks); every message 0..n-1 of every key
+// delivered. It also wants the queues
 // to have changed hands between ours and the official client in both
 // directions, so that the checks saw handovers.
 func checkOrderlyCalls(t *testing.T, calls []orderlyCall, keys []string, n int, queueOf map[string]int) {
@@ -118,20 +120,21 @@ func checkOrderlyCalls(t *testing.T, calls []orderlyCall, keys []string, n int, 
 		hs = append(hs, fmt.Sprintf("%s %d", k, v))
 	}
 	slices.Sort(hs)
-	t.Logf("%d calls; handovers: %s; %d redelivered at a handover; %d overlapping calls within the official member", len(calls), strings.Join(hs, ", "), r.redelivered, r.officialSelf)
+	t.Logf("%d calls; handovers: %s; %d redelivered at a handover %v; %d overlapping calls within the official member", len(calls), strings.Join(hs, ", "), r.redelivered, r.redeliveredBy, r.officialSelf)
 }
 
 // orderlyReview is what reviewOrderlyCalls found.
 type orderlyReview struct {
-	problems     []string
-	handovers    map[string]int // "ours→official", "official→ours", "ours→ours" ...: queues changing hands
-	redelivered  int            // messages delivered again by a queue's new holder
-	officialSelf int            // calls of an official member overlapping its own on one queue
+	problems      []string
+	handovers     map[string]int // "ours→official", "official→ours", "ours→ours" ...: queues changing hands
+	redelivered   int            // messages delivered again by a queue's new holder
+	redeliveredBy map[string]int // the same by handover kind, as handovers
+	officialSelf  int            // calls of an official member overlapping its own on one queue
 }
 
 // reviewOrderlyCalls does the checks of checkOrderlyCalls.
 func reviewOrderlyCalls(calls []orderlyCall, keys []string, n int, queueOf map[string]int) orderlyReview {
-	r := orderlyReview{handovers: make(map[string]int)}
+	r := orderlyReview{handovers: make(map[string]int), redeliveredBy: make(map[string]int)}
 	fail := func(format string, args ...any) { r.problems = append(r.problems, fmt.Sprintf(format, args...)) }
 	byQueue := make(map[queueKey][]orderlyCall)
 	official := make(map[string]bool)
@@ -157,6 +160,7 @@ func reviewOrderlyCalls(calls []orderlyCall, keys []string, n int, queueOf map[s
 		prev := ""                           // member of the previous call on q
 		stint := 0                           // calls of one member in a row on q
 		handover := false                    // the stint began when q changed hands
+		kind := ""                           // the handover's kind: "ours→official" ...
 		for _, c := range qc {
 			for m, end := range maxEnd {
 				if !end.After(c.start) {
@@ -180,7 +184,8 @@ func reviewOrderlyCalls(calls []orderlyCall, keys []string, n int, queueOf map[s
 				stint++
 				handover = prev != ""
 				if handover {
-					r.handovers[side(prev)+"→"+side(c.member)]++
+					kind = side(prev) + "→" + side(c.member)
+					r.handovers[kind]++
 				}
 				prev = c.member
 			}
@@ -206,6 +211,12 @@ func reviewOrderlyCalls(calls []orderlyCall, keys []string, n int, queueOf map[s
 					// before what the previous holder had consumed.
 					if m.seq <= h {
 						r.redelivered++
+						r.redeliveredBy[kind]++
+						if strings.HasPrefix(kind, "ours→") {
+							// Ours persists the offset of what it consumed before
+							// it unlocks a queue.
+							fail("queue %s: %s got %s/%d again after ours handed the queue over at %d", q, c.member, m.key, m.seq, h)
+						}
 					}
 				case m.seq != h+1:
 					fail("queue %s: %s got %s/%d first, after %d was the highest delivered", q, c.member, m.key, m.seq, h)

@@ -38,6 +38,9 @@ func TestReviewOrderlyCalls(t *testing.T) {
 		{name: "redelivery at a handover", n: 3,
 			calls:     []orderlyCall{call("o1", 0, 1, 0, 1), call("u1", 2, 1, 1, 2)},
 			handovers: map[string]int{"official→ours": 1}, redeliv: 1},
+		{name: "redelivery after ours handed over", n: 3,
+			calls:     []orderlyCall{call("u1", 0, 1, 0, 1), call("o1", 2, 1, 1, 2)},
+			handovers: map[string]int{"ours→official": 1}, redeliv: 1, want: "again after ours handed the queue over"},
 		{name: "members overlap", n: 2, calls: []orderlyCall{call("o1", 0, 10, 0), call("u1", 5, 1, 1)}, want: "overlaps"},
 		{name: "ours overlaps itself", n: 2, calls: []orderlyCall{call("u1", 0, 10, 0), call("u1", 5, 1, 1)}, want: "two calls of u1 at once"},
 		{name: "official overlapping itself is only counted", n: 2, calls: []orderlyCall{call("o1", 0, 10, 0), call("o1", 5, 1, 1)}, offSelf: 1},
@@ -46,9 +49,9 @@ func TestReviewOrderlyCalls(t *testing.T) {
 		{name: "redelivery without a handover", n: 2, calls: []orderlyCall{call("u1", 0, 1, 0, 1), call("u1", 2, 1, 1)}, want: "out of order"},
 		{name: "missing message", n: 3, calls: []orderlyCall{call("u1", 0, 1, 0, 1)}, want: "k/2 never delivered"},
 		{name: "back at an earlier holder, which starts again at the last delivered", n: 2,
-			calls: []orderlyCall{call("u1", 0, 1, 0, 1), {member: "u2", queue: q, start: t0.Add(-time.Millisecond), end: t0.Add(-time.Millisecond / 2)}, call("u2", 3, 1, 1)},
-			// u2's empty call comes first: u2 → u1 → u2, both handovers.
-			handovers: map[string]int{"ours→ours": 2}, redeliv: 1},
+			calls: []orderlyCall{call("o1", 0, 1, 0, 1), {member: "u2", queue: q, start: t0.Add(-time.Millisecond), end: t0.Add(-time.Millisecond / 2)}, call("u2", 3, 1, 1)},
+			// u2's empty call comes first: u2 → o1 → u2, both handovers.
+			handovers: map[string]int{"ours→official": 1, "official→ours": 1}, redeliv: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
