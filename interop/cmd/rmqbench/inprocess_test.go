@@ -50,7 +50,10 @@ func TestInProcessCluster(t *testing.T) {
 		orderly = append(orderly, clientOfficial)
 	}
 	for _, client := range orderly {
-		tests = append(tests, tc{client, modeConsume + "-orderly", []string{"-orderly", "-queues", "8", "-backlog", "400", "-batch", "16", "-duration", "30s"}})
+		tests = append(tests,
+			tc{client, modeConsume + "-orderly", []string{"-orderly", "-queues", "8", "-backlog", "400", "-batch", "16", "-duration", "30s"}},
+			tc{client, modeE2E + "-orderly", []string{"-orderly", "-queues", "8", "-rate", "500"}},
+		)
 	}
 	tests = append(tests,
 		tc{clientOfficial, modeConsume + "-inprocess", []string{"-backlog", "100", "-broker", brokerInProcess}},
