@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envLogLevel) == "" {
 		rlog.SetLogLevel("error")
 	}
+	if len(os.Args) > 1 && os.Args[1] == officialChildFlag {
+		os.Exit(runOfficialOrderlyChild(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	os.Exit(m.Run())
 }
 

@@ -11,7 +11,9 @@
 // while -rate messages per second are sent asynchronously and measures
 // each message's time from send to handler; tx runs one transaction per
 // operation with the client's transactional producer, whose local
-// transaction commits at once (see tx.go). Latencies are per operation
+// transaction commits at once (see tx.go). -orderly runs the client's
+// orderly push consumer in consume and e2e modes, and -queues sets the
+// topic's queue count. Latencies are per operation
 // (a whole batch counts once) in the send modes, per message in e2e mode,
 // and not measured in consume mode.
 //
