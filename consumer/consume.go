@@ -30,7 +30,8 @@ const (
 	expiredPerRound   = 16              // Java cleanExpiredMsg looks at 16 per queue
 )
 
-// consumeReq is one batch of one queue.
+// consumeReq is one batch of one queue, or with msgs nil an orderly
+// queue's consume task.
 type consumeReq struct {
 	q    *queueState
 	msgs []*rocketmq.MessageExt
@@ -74,7 +75,11 @@ func (r *runState) worker() {
 			return
 		}
 		for i, req := range reqs {
-			if !r.work.shut.Load() {
+			switch {
+			case r.work.shut.Load():
+			case req.msgs == nil:
+				r.consumeOrderly(req.q, &st)
+			default:
 				r.consume(req, &st)
 			}
 			buf[i] = nil
@@ -133,7 +138,8 @@ func (w *workQueue) push(req *consumeReq) {
 }
 
 // pop waits for batches and appends to dst one, or up to workerTake when
-// more than that many are queued per worker; false once the queue is
+// more than that many are queued per worker (one orderly queue task at a
+// time); false once the queue is
 // closed, or drained and empty.
 func (w *workQueue) pop(dst []*consumeReq, workers int) ([]*consumeReq, bool) {
 	w.mu.Lock()
@@ -147,6 +153,11 @@ func (w *workQueue) pop(dst []*consumeReq, workers int) ([]*consumeReq, bool) {
 		return dst, false
 	}
 	n := min(workerTake, max(1, (len(w.buf)-w.head)/max(workers, 1)))
+	if w.buf[w.head].msgs == nil {
+		// An orderly queue's task may run for its whole time slice: the
+		// others stay for the idle workers.
+		n = 1
+	}
 	for ; n > 0; n-- {
 		dst = append(dst, w.buf[w.head])
 		w.buf[w.head] = nil
@@ -482,6 +493,9 @@ func (r *runState) sendToRetryTopic(ctx context.Context, m *rocketmq.MessageExt,
 }
 
 func (r *runState) cleanExpired() {
+	if r.c.orderly() {
+		return // Java's orderly service has no expiry sweep
+	}
 	r.qmu.Lock()
 	qs := make([]*queueState, 0, len(r.queues))
 	for _, q := range r.queues {

@@ -55,6 +55,7 @@ type driverConfig struct {
 	runID     string
 	consumers int  // consumer goroutines
 	cbatch    int  // messages per handler call, 0: the client's default
+	orderly   bool // Consume runs the client's orderly push consumer
 	consume   bool // the run will call Consume
 	stamp     bool // messages carry sentProperty
 	verbose   bool
@@ -79,6 +80,9 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	if cfg.cpuprof != "" {
 		m.profiles = append(m.profiles, func() (func() error, error) { return startCPUProfile(cfg.cpuprof) })
 	}
+	if namesrv == "" && cfg.queues == 0 {
+		cfg.queues = defaultQueues
+	}
 	if namesrv == "" {
 		h, err := startBroker(ctx, cfg, log)
 		if err != nil {
@@ -93,6 +97,10 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		if cfg.bprof != "" {
 			m.profiles = append(m.profiles, func() (func() error, error) { return h.profile(cfg.bprof) })
 		}
+	} else if cfg.queues > 0 {
+		if err := createTopic(ctx, namesrv, cfg.topic, cfg.queues); err != nil {
+			return result{}, err
+		}
 	}
 	newDriver := drivers[cfg.client]
 	if cfg.mode == modeTx {
@@ -105,6 +113,7 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		runID:     strconv.FormatInt(time.Now().UnixNano(), 36),
 		consumers: cfg.callers,
 		cbatch:    cfg.cbatch,
+		orderly:   cfg.orderly,
 		consume:   cfg.mode == modeConsume || cfg.mode == modeE2E,
 		stamp:     cfg.mode == modeE2E,
 		verbose:   cfg.verbose,

@@ -37,7 +37,10 @@ type brokerHost struct {
 const childReadyTimeout = 30 * time.Second
 
 func startBroker(ctx context.Context, cfg config, log io.Writer) (*brokerHost, error) {
-	o := clusterOptions{syncFlush: cfg.flush, topic: cfg.topic}
+	o := clusterOptions{syncFlush: cfg.flush, topic: cfg.topic, queues: cfg.queues}
+	if o.queues == 0 {
+		o.queues = defaultQueues
+	}
 	if cfg.broker == brokerInProcess {
 		addr, stop, err := startInProcess(ctx, o)
 		if err != nil {
@@ -62,7 +65,7 @@ func startChild(ctx context.Context, o clusterOptions, log io.Writer) (*brokerHo
 	if err != nil {
 		return nil, fmt.Errorf("-broker child: %w", err)
 	}
-	args := []string{childFlag, "-topic", o.topic}
+	args := []string{childFlag, "-topic", o.topic, "-queues", strconv.Itoa(o.queues)}
 	if o.syncFlush {
 		args = append(args, "-flush")
 	}

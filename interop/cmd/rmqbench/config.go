@@ -54,6 +54,8 @@ type config struct {
 	bprof    string // write a CPU profile of the broker process here
 	rate     int    // e2e: messages offered per second
 	cbatch   int    // consume and e2e: messages per handler call (0: the client's default)
+	orderly  bool   // consume and e2e: the client's orderly push consumer
+	queues   int    // queues of the topic (0: 4 in process, the cluster's own with -namesrv)
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -77,6 +79,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&c.bprof, "broker-cpuprofile", "", "-broker child: write a CPU profile of the broker process over the measured phase to `file`")
 	fs.IntVar(&c.rate, "rate", 10000, "e2e mode: messages offered per second")
 	fs.IntVar(&c.cbatch, "consume-batch", 0, "consume and e2e modes: most messages per handler call (0: the client's default, 1 for both)")
+	fs.BoolVar(&c.orderly, "orderly", false, "consume and e2e modes: run the client's orderly push consumer (one handler call at a time per queue, broker queue locks) instead of the concurrent one")
+	fs.IntVar(&c.queues, "queues", 0, "queues of the topic, created before the run (0: 4 without -namesrv; with -namesrv the topic is left to the cluster)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, errHelp
@@ -136,6 +140,12 @@ func (c config) validate() error {
 		return fmt.Errorf("-backlog %d: want at least 1", c.backlog)
 	case c.cbatch < 0 || c.cbatch > 1024:
 		return fmt.Errorf("-consume-batch %d: want 0..1024", c.cbatch)
+	case c.orderly && c.mode != modeConsume && c.mode != modeE2E:
+		return fmt.Errorf("-orderly is for consume and e2e modes, not %q", c.mode)
+	case c.orderly && c.client == clientFloor:
+		return errors.New("-orderly needs a push consumer: -client ours or official")
+	case c.queues < 0 || c.queues > 1024:
+		return fmt.Errorf("-queues %d: want 0..1024", c.queues)
 	case c.mode == modeE2E && c.rate < 1:
 		return fmt.Errorf("-rate %d: want at least 1", c.rate)
 	case c.bprof != "" && (c.namesrv != "" || c.broker != brokerChild):
@@ -152,5 +162,6 @@ func newChildFlags(o *clusterOptions, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.topic, "topic", "rmqbench", "topic created before the run")
 	fs.BoolVar(&o.syncFlush, "flush", false, "synchronous disk flush")
+	fs.IntVar(&o.queues, "queues", 4, "queues of the topic")
 	return fs
 }

@@ -59,6 +59,20 @@ func TestParseConfig(t *testing.T) {
 				t.Fatalf("consume batch %d", c.cbatch)
 			}
 		}},
+		{name: "orderly consume on 8 queues", args: []string{"-mode", "consume", "-orderly", "-queues", "8", "-client", "ours"}, check: func(t *testing.T, c config) {
+			if !c.orderly || c.queues != 8 {
+				t.Fatalf("orderly %v queues %d", c.orderly, c.queues)
+			}
+		}},
+		{name: "orderly e2e", args: []string{"-mode", "e2e", "-orderly"}, check: func(t *testing.T, c config) {
+			if !c.orderly || c.queues != 0 {
+				t.Fatalf("orderly %v queues %d", c.orderly, c.queues)
+			}
+		}},
+		{name: "orderly send", args: []string{"-mode", "sync", "-orderly"}, wantErr: "-orderly"},
+		{name: "orderly floor", args: []string{"-mode", "consume", "-client", "floor", "-orderly"}, wantErr: "-orderly"},
+		{name: "negative queues", args: []string{"-queues", "-1"}, wantErr: "-queues"},
+		{name: "too many queues", args: []string{"-queues", "1025"}, wantErr: "-queues"},
 		{name: "bad consume batch", args: []string{"-consume-batch", "-1"}, wantErr: "-consume-batch"},
 		{name: "zero rate", args: []string{"-mode", "e2e", "-rate", "0"}, wantErr: "-rate"},
 		{name: "broker profile with namesrv", args: []string{"-broker-cpuprofile", "p", "-namesrv", "h:1"}, wantErr: "-broker-cpuprofile"},

@@ -105,6 +105,9 @@ func (d *officialDriver) Consume(ctx context.Context, group string, sink consume
 		consumer.WithConsumeFromWhere(consumer.ConsumeFromFirstOffset),
 		consumer.WithConsumeGoroutineNums(d.cfg.consumers),
 	}
+	if d.cfg.orderly {
+		opts = append(opts, consumer.WithConsumerOrder(true))
+	}
 	if d.cfg.cbatch > 0 {
 		opts = append(opts, consumer.WithConsumeMessageBatchMaxSize(d.cfg.cbatch))
 	}

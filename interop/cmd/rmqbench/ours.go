@@ -95,7 +95,8 @@ func (d *oursDriver) SendOneway(ctx context.Context) error {
 
 // Consume runs our push consumer with its defaults (as the official
 // driver runs the official one with its own), reading from the first
-// offset with -callers handler goroutines.
+// offset with -callers handler goroutines; with -orderly it subscribes
+// an orderly handler.
 func (d *oursDriver) Consume(ctx context.Context, group string, sink consumeSink) (func() error, error) {
 	opts := []consumer.Option{
 		consumer.WithGroup(group),
@@ -111,7 +112,7 @@ func (d *oursDriver) Consume(ctx context.Context, group string, sink consumeSink
 	if err != nil {
 		return nil, fmt.Errorf("our consumer: %w", err)
 	}
-	err = c.Subscribe(d.cfg.topic, consumer.All, func(_ context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
+	count := func(msgs []*rocketmq.MessageExt) {
 		n := 0
 		for _, m := range msgs {
 			if m.Property(runProperty) != d.cfg.runID {
@@ -125,8 +126,18 @@ func (d *oursDriver) Consume(ctx context.Context, group string, sink consumeSink
 			}
 		}
 		sink.delivered(n)
-		return consumer.Success, nil
-	})
+	}
+	if d.cfg.orderly {
+		err = c.SubscribeOrderly(d.cfg.topic, consumer.All, func(_ context.Context, msgs []*rocketmq.MessageExt) (consumer.OrderlyResult, error) {
+			count(msgs)
+			return consumer.OrderlySuccess, nil
+		})
+	} else {
+		err = c.Subscribe(d.cfg.topic, consumer.All, func(_ context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
+			count(msgs)
+			return consumer.Success, nil
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("our consumer subscribe: %w", err)
 	}

@@ -76,6 +76,8 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 type result struct {
 	Client         string  `json:"client"`
 	Mode           string  `json:"mode"`
+	Orderly        bool    `json:"orderly,omitempty"`
+	Queues         int     `json:"queues,omitempty"`
 	Rate           int     `json:"rate,omitempty"`
 	Callers        int     `json:"callers"`
 	Msgs           int64   `json:"msgs"`
@@ -94,6 +96,8 @@ func newResult(cfg config, t totals, elapsed time.Duration) result {
 	r := result{
 		Client:  cfg.client,
 		Mode:    cfg.mode,
+		Orderly: cfg.orderly,
+		Queues:  cfg.queues,
 		Callers: cfg.callers,
 		Msgs:    t.msgs,
 		Seconds: round(elapsed.Seconds(), 3),
