@@ -241,7 +241,9 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	drop := propDropWait
 	switch {
 	case half:
-		drop = 0 // Java rebuilds a half message's properties from its map, WAIT included
+		// Java rebuilds a half message's properties from its map: WAIT
+		// stays, and its own REAL_TOPIC and REAL_QID replace the client's.
+		drop = propDropReal
 	case delay > 0:
 		drop = 0
 		if delay > len(b.delayLevels) {

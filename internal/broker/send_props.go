@@ -81,6 +81,7 @@ func (p *sendProps) delayLevel() int {
 const (
 	propDropWait  = 1 << iota // WAIT
 	propDropDelay             // DELAY
+	propDropReal              // REAL_TOPIC, REAL_QID (a half message sets its own)
 )
 
 // appendProps appends the pairs of raw (without its trailing separator and
@@ -90,7 +91,8 @@ func appendProps(dst []byte, raw string, drop int) []byte {
 	for it := message.Properties(raw); it.Next(); {
 		k := it.Key()
 		if drop != 0 && (drop&propDropWait != 0 && k == rocketmq.PropertyWaitStoreMsgOK ||
-			drop&propDropDelay != 0 && k == rocketmq.PropertyDelayLevel) {
+			drop&propDropDelay != 0 && k == rocketmq.PropertyDelayLevel ||
+			drop&propDropReal != 0 && (k == rocketmq.PropertyRealTopic || k == rocketmq.PropertyRealQueueID)) {
 			continue
 		}
 		dst = message.AppendProperty(dst, start, k, it.Value())

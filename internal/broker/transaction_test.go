@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/server"
+	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -545,5 +547,94 @@ func BenchmarkTransactionHandlers(b *testing.B) {
 		if resp := e.b.handleEndTransaction(ctx, c, end); resp.Code != remoting.Success {
 			b.Fatalf("end: %d %s", resp.Code, resp.Remark)
 		}
+	}
+}
+
+// A client's own REAL_TOPIC and REAL_QID do not redirect the commit: the
+// broker's replace them, as Java's map put does.
+func TestTransactionClientRealTopicIgnored(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour })
+	h := e.sendHalf("TxReal", 1, "UNIQ-REAL", "REAL_TOPIC", "Elsewhere", "REAL_QID", "3")
+	halves := e.read(rocketmq.TopicTransHalf, 0)
+	if halves[0].Properties["REAL_TOPIC"] != "TxReal" || halves[0].Properties["REAL_QID"] != "1" {
+		t.Errorf("half record keeps the client's REAL_TOPIC: %v", halves[0].Properties)
+	}
+	e.endOK(h, remoting.TransactionCommit, false)
+	if n := e.realCount("TxReal", 1); n != 1 {
+		t.Fatalf("TxReal/1 holds %d, want 1", n)
+	}
+	if n := e.b.store.MaxOffset("Elsewhere", 3); n != 0 {
+		t.Fatalf("commit followed the client's REAL_TOPIC: %d", n)
+	}
+	raw, err := e.b.store.MessageAt(h.phys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := message.ScanRecord(raw)
+	if n := strings.Count(string(v.Properties), "REAL_TOPIC"); n != 1 {
+		t.Errorf("half properties hold REAL_TOPIC %d times: %q", n, v.Properties)
+	}
+}
+
+// The check progress passes decided records, and the op progress follows
+// once the half progress has passed what the op records concern, so a
+// restart reads only what is still open.
+func TestTransactionProgress(t *testing.T) {
+	e := txTestBroker(t, nil)
+	a := e.sendHalf("TxProg", 0, "UNIQ-P1")
+	b := e.sendHalf("TxProg", 0, "UNIQ-P2")
+	e.endOK(a, remoting.TransactionCommit, false)
+	e.endOK(b, remoting.TransactionRollback, false)
+	testutil.WaitFor(t, 5*time.Second, "check and op progress", func() bool {
+		half, ok1 := e.b.offsets.query(groupTransCheck, rocketmq.TopicTransHalf, 0)
+		op, ok2 := e.b.offsets.query(groupTransCheck, rocketmq.TopicTransOpHalf, 0)
+		return ok1 && ok2 && half == 2 && op == 2
+	})
+	if _, ok := e.b.topics.get(rocketmq.TopicTransHalf); !ok {
+		t.Error("no topic config for " + rocketmq.TopicTransHalf + " after a check round")
+	}
+	// An open transaction holds the check progress until it is due.
+	e.sendHalf("TxProg", 0, "UNIQ-P3")
+	e.restart(true)
+	e.b.tx.mu.Lock()
+	n := len(e.b.tx.pending)
+	e.b.tx.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d transactions open after restart, want 1", n)
+	}
+}
+
+// A check goes to one live producer of the group: not to a member whose
+// connection is gone, and not to both.
+func TestTransactionCheckOneLiveProducer(t *testing.T) {
+	e := txTestBroker(t, nil)
+	gone := newTxProducer(t, e, "producer-gone", txTestGroup)
+	live := newTxProducer(t, e, "producer-live", txTestGroup)
+	other := newTxProducer(t, e, "producer-other-group", "OtherGroup")
+	gone.cli.Close()
+	testutil.WaitFor(t, 5*time.Second, "the closed producer's connection to drop", func() bool {
+		conn, ok := e.b.clients.producerConnection(txTestGroup)
+		return ok && len(conn.ConnectionSet) == 1
+	})
+	h := e.sendHalf("TxLive", 0, "UNIQ-LIVE")
+	c := live.nextCheck(t, 5*time.Second)
+	e.endOK(c.half(), remoting.TransactionCommit, true)
+	from := e.halfEnd()
+	other.noCheck(t, 300*time.Millisecond, 0)
+	live.noCheck(t, 300*time.Millisecond, from)
+	e.endOK(h, remoting.TransactionCommit, false)
+	if n := e.realCount("TxLive", 0); n != 1 {
+		t.Fatalf("real topic holds %d, want 1", n)
+	}
+}
+
+// With sync flush a half send is answered once durable, and the decision
+// works as with async flush.
+func TestTransactionSyncFlush(t *testing.T) {
+	e := txTestBroker(t, func(c *Config) { c.FlushMode = store.FlushSync; c.TransactionCheckInterval = time.Hour })
+	h := e.sendHalf("TxSync", 0, "UNIQ-SYNC")
+	e.endOK(h, remoting.TransactionCommit, false)
+	if n := e.realCount("TxSync", 0); n != 1 {
+		t.Fatalf("real topic holds %d, want 1", n)
 	}
 }
