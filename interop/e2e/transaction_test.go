@@ -782,3 +782,58 @@ func (e *env) waitProducer(t *testing.T, masters map[string]string, group, insta
 		}
 	}
 }
+
+// TestOfficialTransactionsAcrossRestart restarts the broker after the
+// official producer's transactions were decided or left undecided, and the
+// producer has gone: after the restart the decided ones stay as decided
+// (committed once, never a rollback, never checked), and the undecided
+// ones are checked and decided by our producer, a member of the group
+// started after the restart.
+func TestOfficialTransactionsAcrossRestart(t *testing.T) {
+	t.Parallel()
+	e := newTxEnv(t)
+	if e.cluster == nil {
+		t.Skip("restarts the broker: needs the in-process cluster")
+	}
+	const queues = 4
+	topic, masters := e.newTopic(t, queues)
+	group := e.name("PG")
+	log := &txLog{run: e.prefix}
+	pl := newTxPlan(e, topic, group)
+	msgs := pl.addAll(2)
+	for _, s := range msgs {
+		// Checked after the restart, unless the machine is very slow; a
+		// check that comes earlier is answered the same way.
+		s.props[rocketmq.PropertyCheckImmunityTimeInSeconds] = "4"
+	}
+	p, stop := e.officialTxProducer(t, group, &officialListener{name: e.name("tp"), log: log})
+	if !sendOfficialTx(t, p, pl, masters, msgs) {
+		t.FailNow()
+	}
+	stop()
+	// END_TRANSACTION is oneway: wait until the broker has recorded every
+	// decision (one op record each) before stopping it.
+	decided := int64(0)
+	for _, s := range msgs {
+		if s.kind == txCommit || s.kind == txRollback {
+			decided++
+		}
+	}
+	name := e.cluster.BrokerNames()[0]
+	addr := masters[name]
+	testutil.WaitFor(t, 10*time.Second, "op records of the decided transactions", func() bool {
+		return e.maxOffset(t, addr, rocketmq.TopicTransOpHalf, 0) >= decided
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := e.cluster.StopBroker(ctx, name); err != nil {
+		t.Fatalf("stop broker: %v", err)
+	}
+	if err := e.cluster.StartBroker(name); err != nil {
+		t.Fatalf("start broker: %v", err)
+	}
+	gs := e.txConsumers(t, topic)
+	e.ourTxProducer(t, group, &ourListener{name: e.name("ours"), log: log})
+	e.waitTx(t, pl, log, masters, queues, gs...)
+	e.finishTx(t, pl, log, masters, gs)
+}
