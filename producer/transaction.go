@@ -153,7 +153,8 @@ func (p *Producer) halfMessage(msg *rocketmq.Message) (*rocketmq.Message, error)
 	if err := p.checkMessage(msg); err != nil {
 		return nil, err
 	}
-	if msg.DelayLevel() > 0 || isTimer(msg) {
+	// checkMessage has parsed a present DELAY already.
+	if d := msg.Properties[rocketmq.PropertyDelayLevel]; (d != "" && msg.DelayLevel() > 0) || isTimer(msg) {
 		return nil, ErrTransactionUnsupported
 	}
 	half := *msg
@@ -173,10 +174,18 @@ func (p *Producer) halfMessage(msg *rocketmq.Message) (*rocketmq.Message, error)
 // for the broker's log, as Java sends the exception text. Its ctx also
 // ends when Shutdown gives up waiting.
 func (p *Producer) executeLocal(ctx context.Context, r *runState, msg *rocketmq.Message, arg any) (state LocalState, remark string) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(r.ctx, cancel)
-	defer stop()
+	if ctx.Done() == nil {
+		// The caller's ctx never ends: the run ctx's channel is the only
+		// one, and nothing is registered on the run ctx, which every
+		// transaction of the producer shares.
+		ctx = runLinked{Context: ctx, run: r.ctx}
+	} else {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(r.ctx, cancel)
+		defer stop()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			p.log.Error("rocketmq: local transaction panicked", "group", p.cfg.group, "transaction", msg.UniqKey(), "panic", v)
@@ -189,6 +198,16 @@ func (p *Producer) executeLocal(ctx context.Context, r *runState, msg *rocketmq.
 	}
 	return state.known(), ""
 }
+
+// runLinked is a ctx that never ends by itself (Done is nil) ended by the
+// run ctx instead: its values and deadline, the run ctx's cancellation.
+type runLinked struct {
+	context.Context
+	run context.Context
+}
+
+func (c runLinked) Done() <-chan struct{} { return c.run.Done() }
+func (c runLinked) Err() error            { return c.run.Err() }
 
 // known maps a value outside the three states to LocalUnknown.
 func (s LocalState) known() LocalState {
@@ -241,10 +260,11 @@ func (p *Producer) endTransaction(r *runState, res *rocketmq.SendResult, state L
 	}
 	req := remoting.NewRequest(remoting.EndTransaction, h.AppendExt(nil), nil)
 	req.Remark = remark
-	// The decision goes out even when the caller's ctx has ended.
-	ctx, cancel := context.WithTimeout(r.ctx, p.cfg.sendTimeout)
-	defer cancel()
-	if err := r.api.invokeOneway(ctx, addr, req); err != nil {
+	// The decision goes out even when the caller's ctx has ended. A oneway
+	// request only waits to connect, which the transport bounds by its own
+	// timeout: no per-call timer ctx (it would register a child on the run
+	// ctx every transaction shares).
+	if err := r.api.invokeOneway(r.ctx, addr, req); err != nil {
 		log(err)
 	}
 }

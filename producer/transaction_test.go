@@ -482,41 +482,63 @@ func TestTransactionShutdownCutsChecks(t *testing.T) {
 }
 
 // TestTransactionShutdownCutsLocal: Shutdown waits for a local transaction
-// within its ctx, then cancels the ctx ExecuteLocal has.
+// within its ctx, then cancels the ctx ExecuteLocal has, whether or not the
+// caller's ctx can end by itself; the caller's values reach the listener.
 func TestTransactionShutdownCutsLocal(t *testing.T) {
-	entered := make(chan struct{})
-	l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
-		close(entered)
-		<-ctx.Done()
-		return LocalRollback
-	}}
-	tp, _, log := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
-		return okResp(remoting.Success, 0, 1), nil
-	})
-	type out struct {
-		res *TransactionResult
-		err error
-	}
-	done := make(chan out, 1)
-	go func() {
-		m, _ := NewMessage("T", []byte("x"))
-		res, err := tp.SendInTransaction(context.Background(), m, nil)
-		done <- out{res, err}
-	}()
-	<-entered
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if err := tp.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Shutdown: %v", err)
-	}
-	o := <-done
-	if o.err != nil || o.res.State != LocalRollback {
-		t.Errorf("SendInTransaction %+v, %v", o.res, o.err)
-	}
-	// The END_TRANSACTION was attempted on a client being closed; the mock
-	// takes it, a real client fails it and the broker checks later.
-	if _, oneway := log.get(); len(oneway) > 1 {
-		t.Errorf("%d END_TRANSACTION", len(oneway))
+	type key struct{}
+	bg := context.Background()
+	cancellable, cancelCaller := context.WithCancel(context.WithValue(bg, key{}, "v"))
+	defer cancelCaller()
+	for _, tc := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"never ends", context.WithValue(bg, key{}, "v")},
+		{"cancellable", cancellable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			entered := make(chan any, 1)
+			var errAtEnd error
+			l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
+				entered <- ctx.Value(key{})
+				<-ctx.Done()
+				errAtEnd = ctx.Err()
+				return LocalRollback
+			}}
+			tp, _, log := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
+				return okResp(remoting.Success, 0, 1), nil
+			})
+			type out struct {
+				res *TransactionResult
+				err error
+			}
+			done := make(chan out, 1)
+			go func() {
+				m, _ := NewMessage("T", []byte("x"))
+				res, err := tp.SendInTransaction(tc.ctx, m, nil)
+				done <- out{res, err}
+			}()
+			if v := <-entered; v != "v" {
+				t.Errorf("listener ctx value %v, want the caller's", v)
+			}
+			ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+			defer cancel()
+			if err := tp.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Shutdown: %v", err)
+			}
+			o := <-done
+			if o.err != nil || o.res.State != LocalRollback {
+				t.Errorf("SendInTransaction %+v, %v", o.res, o.err)
+			}
+			if !errors.Is(errAtEnd, context.Canceled) {
+				t.Errorf("listener ctx ended with %v, want Canceled", errAtEnd)
+			}
+			// The END_TRANSACTION was attempted on a client being closed; the
+			// mock takes it, a real client fails it and the broker checks later.
+			if _, oneway := log.get(); len(oneway) > 1 {
+				t.Errorf("%d END_TRANSACTION", len(oneway))
+			}
+		})
 	}
 }
 
