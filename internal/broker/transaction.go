@@ -202,10 +202,10 @@ func (t *txService) putHalf(ctx context.Context, put *store.PutRequest, group st
 var errTxDecided = errors.New("rocketmq: transaction already decided")
 
 // decide applies commit or rollback to the transaction of half record h,
-// once. commit stores the message to its real topic; then an op record is
-// written. It returns errTxDecided when the transaction was not pending,
-// and the store's error when the commit could not be stored (the
-// transaction stays pending).
+// once. commit stores the message to its real topic and the op record in
+// one store call (both or neither); rollback the op record only. It returns
+// errTxDecided when the transaction was not pending, and the store's error
+// when the commit could not be stored (the transaction stays pending).
 func (t *txService) decide(ctx context.Context, h *halfRecord, commit bool) error {
 	key := t.key(h)
 	t.mu.Lock()
@@ -213,54 +213,56 @@ func (t *txService) decide(ctx context.Context, h *halfRecord, commit bool) erro
 	if _, ok := t.pending[key]; !ok {
 		return errTxDecided
 	}
+	var pbuf [96]byte
+	var bbuf [20]byte
 	if commit {
-		put, err := t.b.finalMessage(h)
+		final, err := t.b.finalMessage(h)
 		if err != nil {
 			return err
 		}
-		res, err := t.b.store.PutMessage(ctx, &put)
+		puts := [2]store.PutRequest{final, t.opRequest(h.v.QueueOffset, pbuf[:0], bbuf[:0])}
+		res, err := t.b.store.PutRecords(ctx, puts[:])
 		if err != nil {
 			return err
 		}
 		t.b.stats.addPut(res.MsgCount, res.WroteBytes)
-	}
-	if err := t.putOp(ctx, h.v.QueueOffset); err != nil {
-		// The decision holds in memory; after a restart the transaction is
-		// checked again.
-		t.b.log.Error("write transaction op record", "halfOffset", h.v.QueueOffset, "err", err)
+	} else {
+		op := t.opRequest(h.v.QueueOffset, pbuf[:0], bbuf[:0])
+		res, err := t.b.store.PutMessage(ctx, &op)
+		if err != nil {
+			// The decision holds in memory; after a restart the
+			// transaction is checked again.
+			t.b.log.Error("write transaction op record", "halfOffset", h.v.QueueOffset, "err", err)
+		} else {
+			t.b.stats.addPut(res.MsgCount, res.WroteBytes)
+		}
 	}
 	delete(t.pending, key)
 	return nil
 }
 
-// putOp writes the op record of the half record at halfOffset (Java
+// opRequest is the op record of the half record at halfOffset (Java
 // TransactionalMessageBridge.addRemoveTagInTransactionOp): tag d, body the
-// offset in decimal, WAIT=false, a fresh UNIQ_KEY.
-func (t *txService) putOp(ctx context.Context, halfOffset int64) error {
+// offset in decimal, WAIT=false, a fresh UNIQ_KEY. props and body are
+// scratch space for the encoded properties and body.
+func (t *txService) opRequest(halfOffset int64, props, body []byte) store.PutRequest {
 	b := t.b
 	uniq := b.ids.NewID()
-	var pbuf [96]byte
-	props := message.AppendProperty(pbuf[:0], 0, rocketmq.PropertyTags, opTagRemove)
+	props = message.AppendProperty(props, 0, rocketmq.PropertyTags, opTagRemove)
 	props = message.AppendProperty(props, 0, rocketmq.PropertyWaitStoreMsgOK, "false")
 	props = message.AppendProperty(props, 0, rocketmq.PropertyUniqKey, uniq)
-	put := store.PutRequest{
+	return store.PutRequest{
 		RecordFields: message.RecordFields{
 			BornTimestamp: b.now(),
 			BornHost:      b.storeHost,
 			StoreHost:     b.storeHost,
-			Body:          strconv.AppendInt(nil, halfOffset, 10),
+			Body:          strconv.AppendInt(body, halfOffset, 10),
 			Topic:         rocketmq.TopicTransOpHalf,
 			Properties:    string(props),
 		},
 		TagsCode: message.TagHash(opTagRemove),
 		UniqKey:  uniq,
 	}
-	res, err := b.store.PutMessage(ctx, &put)
-	if err != nil {
-		return err
-	}
-	b.stats.addPut(res.MsgCount, res.WroteBytes)
-	return nil
 }
 
 // finalMessage is the committed copy of half record h (Java
