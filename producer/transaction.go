@@ -174,40 +174,87 @@ func (p *Producer) halfMessage(msg *rocketmq.Message) (*rocketmq.Message, error)
 // for the broker's log, as Java sends the exception text. Its ctx also
 // ends when Shutdown gives up waiting.
 func (p *Producer) executeLocal(ctx context.Context, r *runState, msg *rocketmq.Message, arg any) (state LocalState, remark string) {
-	if ctx.Done() == nil {
-		// The caller's ctx never ends: the run ctx's channel is the only
-		// one, and nothing is registered on the run ctx, which every
-		// transaction of the producer shares.
-		ctx = runLinked{Context: ctx, run: r.ctx}
-	} else {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(r.ctx, cancel)
-		defer stop()
-	}
+	lc := &localCtx{Context: ctx, run: r.ctx}
+	defer lc.release()
 	defer func() {
 		if v := recover(); v != nil {
 			p.log.Error("rocketmq: local transaction panicked", "group", p.cfg.group, "transaction", msg.UniqKey(), "panic", v)
 			state, remark = LocalUnknown, fmt.Sprintf("executeLocalTransactionBranch exception: panic: %v", v)
 		}
 	}()
-	state = p.txl.ExecuteLocal(ctx, msg, arg)
+	state = p.txl.ExecuteLocal(lc, msg, arg)
 	if state != LocalCommit {
 		p.log.Info("rocketmq: local transaction not committed", "group", p.cfg.group, "transaction", msg.UniqKey(), "state", state)
 	}
 	return state.known(), ""
 }
 
-// runLinked is a ctx that never ends by itself (Done is nil) ended by the
-// run ctx instead: its values and deadline, the run ctx's cancellation.
-type runLinked struct {
-	context.Context
-	run context.Context
+// localCtx is the ctx of ExecuteLocal: the caller's ctx, also ended by
+// the run ctx. Linking the two registers on both, and the run ctx is shared
+// by every caller of the producer, so it happens only when the listener
+// asks for Done (or derives a ctx); Err alone looks at both directly.
+type localCtx struct {
+	context.Context // the caller's
+	run             context.Context
+
+	mu       sync.Mutex
+	merged   context.Context // nil until Done or AfterFunc
+	cancel   context.CancelFunc
+	stop     func() bool
+	released bool
 }
 
-func (c runLinked) Done() <-chan struct{} { return c.run.Done() }
-func (c runLinked) Err() error            { return c.run.Err() }
+func (c *localCtx) link() context.Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.merged == nil {
+		c.merged, c.cancel = context.WithCancel(c.Context)
+		c.stop = func() bool { return false }
+		if c.released {
+			// Kept past ExecuteLocal: already over, nothing registered.
+			c.cancel()
+			return c.merged
+		}
+		c.stop = context.AfterFunc(c.run, c.cancel)
+		if c.run.Err() != nil {
+			c.cancel() // at once, not on AfterFunc's goroutine
+		}
+	}
+	return c.merged
+}
+
+func (c *localCtx) Done() <-chan struct{} { return c.link().Done() }
+
+func (c *localCtx) Err() error {
+	c.mu.Lock()
+	merged := c.merged
+	c.mu.Unlock()
+	if merged != nil {
+		return merged.Err()
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if c.run.Err() != nil {
+		return context.Canceled
+	}
+	return nil
+}
+
+// AfterFunc lets a ctx derived from c hook on it without a goroutine of
+// its own (the context package looks for this method).
+func (c *localCtx) AfterFunc(f func()) func() bool { return context.AfterFunc(c.link(), f) }
+
+// release unlinks c once ExecuteLocal has returned.
+func (c *localCtx) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.released = true
+	if c.merged != nil {
+		c.stop()
+		c.cancel()
+	}
+}
 
 // known maps a value outside the three states to LocalUnknown.
 func (s LocalState) known() LocalState {

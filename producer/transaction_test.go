@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -489,19 +490,44 @@ func TestTransactionShutdownCutsLocal(t *testing.T) {
 	bg := context.Background()
 	cancellable, cancelCaller := context.WithCancel(context.WithValue(bg, key{}, "v"))
 	defer cancelCaller()
-	for _, tc := range []struct {
+	// How the listener waits for the end of its ctx.
+	waits := map[string]func(ctx context.Context){
+		"Done": func(ctx context.Context) { <-ctx.Done() },
+		"derived": func(ctx context.Context) {
+			d, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
+			<-d.Done()
+		},
+		"AfterFunc": func(ctx context.Context) {
+			ch := make(chan struct{})
+			context.AfterFunc(ctx, func() { close(ch) })
+			<-ch
+		},
+		"Err": func(ctx context.Context) {
+			testutil.Poll(time.Minute, func() bool { return ctx.Err() != nil })
+		},
+	}
+	type ctxCase struct {
 		name string
 		ctx  context.Context
-	}{
-		{"never ends", context.WithValue(bg, key{}, "v")},
-		{"cancellable", cancellable},
-	} {
+		wait func(context.Context)
+	}
+	var cases []ctxCase
+	for wname, wait := range waits {
+		cases = append(cases,
+			ctxCase{"never ends/" + wname, context.WithValue(bg, key{}, "v"), wait},
+			ctxCase{"cancellable/" + wname, cancellable, wait})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			entered := make(chan any, 1)
 			var errAtEnd error
 			l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
+				if ctx.Err() != nil {
+					t.Errorf("listener ctx ended at the start: %v", ctx.Err())
+				}
 				entered <- ctx.Value(key{})
-				<-ctx.Done()
+				tc.wait(ctx)
 				errAtEnd = ctx.Err()
 				return LocalRollback
 			}}
@@ -611,5 +637,51 @@ func TestPlainProducerNoMember(t *testing.T) {
 	env := newMockProducer(t, nil)
 	if env.member != nil {
 		t.Errorf("plain producer registered %T", env.member)
+	}
+}
+
+// TestTransactionLocalCtxFollowsCaller: the caller's cancellation reaches
+// ExecuteLocal's ctx however the listener waits, and a ctx kept past
+// ExecuteLocal reports itself over.
+func TestTransactionLocalCtxFollowsCaller(t *testing.T) {
+	for _, viaDone := range []bool{true, false} {
+		t.Run(fmt.Sprintf("viaDone=%v", viaDone), func(t *testing.T) {
+			entered := make(chan struct{})
+			var kept context.Context
+			l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
+				kept = ctx
+				close(entered)
+				if viaDone {
+					<-ctx.Done()
+				} else {
+					testutil.Poll(time.Minute, func() bool { return ctx.Err() != nil })
+				}
+				if !errors.Is(ctx.Err(), context.Canceled) {
+					t.Errorf("listener ctx ended with %v", ctx.Err())
+				}
+				return LocalCommit
+			}}
+			tp, _, _ := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
+				return okResp(remoting.Success, 0, 1), nil
+			})
+			defer tp.Shutdown(context.Background())
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				m, _ := NewMessage("T", []byte("x"))
+				_, err := tp.SendInTransaction(ctx, m, nil)
+				done <- err
+			}()
+			<-entered
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("SendInTransaction: %v", err)
+			}
+			select {
+			case <-kept.Done():
+			default:
+				t.Error("a ctx kept past ExecuteLocal is not done")
+			}
+		})
 	}
 }
