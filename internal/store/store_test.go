@@ -485,6 +485,9 @@ func TestMessageAtInvalidOffsets(t *testing.T) {
 		if _, err := s.MessageAt(off); !errors.Is(err, ErrNotFound) {
 			t.Errorf("MessageAt(%d): %v", off, err)
 		}
+		if b, err := s.AppendMessageAt([]byte("x"), off); !errors.Is(err, ErrNotFound) || string(b) != "x" {
+			t.Errorf("AppendMessageAt(%d): %q, %v", off, b, err)
+		}
 	}
 }
 
