@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -43,6 +44,12 @@ func (s LocalState) String() string {
 
 // TransactionListener runs the local transactions of a transactional
 // producer and answers the broker's checks (Java TransactionListener).
+//
+// Shutdown cancels the ctx of the calls still running when its own ctx
+// ends; a call that ignores this is abandoned after a short grace and its
+// outcome dropped: the broker checks that transaction later, with another
+// member of the group. Either method may call Shutdown (ExecuteLocal with
+// its ctx, or one derived from it).
 type TransactionListener interface {
 	// ExecuteLocal runs the local transaction of msg, just stored as a
 	// half message, with the arg given to SendInTransaction. msg is a copy
@@ -127,15 +134,20 @@ func (t *TransactionProducer) SendInTransaction(ctx context.Context, msg *rocket
 	if err != nil {
 		return nil, err
 	}
-	defer r.leave()
 	res, err := p.sendEnvelope(ctx, r, e, p.cfg.selector)
 	if err != nil {
+		r.leave()
 		return nil, err
 	}
+	// The local transaction is counted apart from the sends, so that a
+	// listener calling Shutdown does not wait for itself.
+	lc := r.beginLocal(ctx)
+	r.leave()
+	defer r.endLocal(lc)
 	state, remark := LocalUnknown, ""
 	switch res.Status {
 	case rocketmq.SendOK:
-		state, remark = p.executeLocal(ctx, r, half, arg)
+		state, remark = p.executeLocal(lc, half, arg)
 	case rocketmq.SendFlushDiskTimeout, rocketmq.SendFlushSlaveTimeout, rocketmq.SendSlaveNotAvailable:
 		state = LocalRollback
 	}
@@ -173,8 +185,7 @@ func (p *Producer) halfMessage(msg *rocketmq.Message) (*rocketmq.Message, error)
 // executeLocal runs ExecuteLocal; a panic is LocalUnknown with a remark
 // for the broker's log, as Java sends the exception text. Its ctx also
 // ends when Shutdown gives up waiting.
-func (p *Producer) executeLocal(ctx context.Context, r *runState, msg *rocketmq.Message, arg any) (state LocalState, remark string) {
-	lc := &localCtx{Context: ctx, run: r.ctx}
+func (p *Producer) executeLocal(lc *localCtx, msg *rocketmq.Message, arg any) (state LocalState, remark string) {
 	defer lc.release()
 	defer func() {
 		if v := recover(); v != nil {
@@ -325,7 +336,7 @@ type checkPool struct {
 	ctx    context.Context // ends when Shutdown gives up waiting
 	cancel context.CancelFunc
 	queue  chan checkRequest
-	wg     sync.WaitGroup
+	wg     mqclient.Goroutines // known, so that a CheckLocal may call Shutdown
 
 	mu     sync.RWMutex
 	closed bool
@@ -343,9 +354,8 @@ const checkTimeout = 3 * time.Second
 func (p *Producer) newCheckPool(r *runState) *checkPool {
 	c := &checkPool{p: p, r: r, queue: make(chan checkRequest, p.cfg.checkQueue)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.wg.Add(p.cfg.checkGoroutines)
 	for range p.cfg.checkGoroutines {
-		go c.run()
+		c.wg.Go(c.run)
 	}
 	return c
 }
@@ -368,7 +378,6 @@ func (c *checkPool) CheckTransactionState(_ context.Context, addr string, msg *r
 }
 
 func (c *checkPool) run() {
-	defer c.wg.Done()
 	for req := range c.queue {
 		if c.ctx.Err() != nil {
 			continue // Shutdown gave up: drop the rest
@@ -420,7 +429,10 @@ func (c *checkPool) checkLocal(msg *rocketmq.MessageExt) (state LocalState, rema
 }
 
 // stop refuses new checks, lets the goroutines answer the queued ones
-// until ctx ends, then cancels the rest and waits for the goroutines.
+// until ctx ends, then cancels the rest and waits for the goroutines at
+// most shutdownGrace more: a CheckLocal ignoring its ctx is abandoned,
+// its answer dropped. A check goroutine calling stop does not wait for
+// itself.
 func (c *checkPool) stop(ctx context.Context) error {
 	c.mu.Lock()
 	if !c.closed {
@@ -428,6 +440,7 @@ func (c *checkPool) stop(ctx context.Context) error {
 		close(c.queue)
 	}
 	c.mu.Unlock()
+	c.wg.Detach()
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
 	var err error
@@ -436,7 +449,13 @@ func (c *checkPool) stop(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		c.cancel()
-		<-done
+		t := time.NewTimer(shutdownGrace)
+		select {
+		case <-done:
+		case <-t.C:
+			c.p.log.Warn("rocketmq: shutdown: a transaction check ignores its cancelled ctx; its answer is dropped", "group", c.p.cfg.group)
+		}
+		t.Stop()
 	}
 	c.cancel()
 	return err

@@ -685,3 +685,133 @@ func TestTransactionLocalCtxFollowsCaller(t *testing.T) {
 		})
 	}
 }
+
+// returnsWithin runs f and fails the test when it has not returned after d.
+func returnsWithin(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s has not returned after %v", what, d)
+	}
+}
+
+// TestTransactionShutdownFromListener: Shutdown called from ExecuteLocal or
+// CheckLocal returns once everything but that call has stopped, and the
+// call itself then ends.
+func TestTransactionShutdownFromListener(t *testing.T) {
+	okSend := func(*remoting.Command) (*remoting.Command, error) { return okResp(remoting.Success, 0, 1), nil }
+	cases := []struct {
+		name string
+		// shutdownCtx is the ctx the listener gives Shutdown.
+		shutdownCtx func(listener context.Context) (context.Context, context.CancelFunc)
+		wantErr     error
+	}{
+		{"listener ctx", func(l context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(l) }, nil},
+		{"own ctx with deadline", func(context.Context) (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 100*time.Millisecond)
+		}, context.DeadlineExceeded},
+	}
+	for _, tc := range cases {
+		t.Run("ExecuteLocal/"+tc.name, func(t *testing.T) {
+			var tp *TransactionProducer
+			var shutErr error
+			l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
+				sctx, cancel := tc.shutdownCtx(ctx)
+				defer cancel()
+				shutErr = tp.Shutdown(sctx)
+				return LocalCommit
+			}}
+			tp, _, _ = newMockTx(t, l, "T", "broker-a", okSend)
+			returnsWithin(t, 10*time.Second, "SendInTransaction calling Shutdown", func() {
+				m, _ := NewMessage("T", []byte("x"))
+				res, err := tp.SendInTransaction(context.Background(), m, nil)
+				if err != nil || res.State != LocalCommit {
+					t.Errorf("SendInTransaction %+v, %v", res, err)
+				}
+			})
+			if !errors.Is(shutErr, tc.wantErr) || (tc.wantErr == nil && shutErr != nil) {
+				t.Errorf("Shutdown: %v, want %v", shutErr, tc.wantErr)
+			}
+			if tp.ClientID() != "" {
+				t.Error("producer still running")
+			}
+		})
+	}
+	for _, bg := range []bool{true, false} {
+		t.Run(fmt.Sprintf("CheckLocal/background=%v", bg), func(t *testing.T) {
+			var tp *TransactionProducer
+			shut := make(chan error, 1)
+			l := &txListener{check: func(ctx context.Context, _ *rocketmq.MessageExt) LocalState {
+				sctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				if bg {
+					sctx, cancel = context.WithCancel(context.Background())
+				}
+				defer cancel()
+				shut <- tp.Shutdown(sctx)
+				return LocalCommit
+			}}
+			var env *mockEnv
+			tp, env, _ = newMockTx(t, l, "T", "broker-a", nil)
+			env.member.CheckTransactionState(context.Background(), "addr-broker-a",
+				&rocketmq.MessageExt{Message: rocketmq.Message{Topic: "T"}}, &remoting.CheckTransactionStateRequestHeader{})
+			select {
+			case err := <-shut:
+				if err != nil {
+					t.Errorf("Shutdown: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Shutdown from CheckLocal has not returned")
+			}
+			if tp.ClientID() != "" {
+				t.Error("producer still running")
+			}
+		})
+	}
+}
+
+// TestTransactionShutdownAbandons: a listener call that ignores its
+// cancelled ctx keeps Shutdown only a grace past its ctx; the call, when
+// it ends, does not disturb the stopped producer.
+func TestTransactionShutdownAbandons(t *testing.T) {
+	for _, local := range []bool{true, false} {
+		t.Run(fmt.Sprintf("local=%v", local), func(t *testing.T) {
+			release := make(chan struct{})
+			entered := make(chan struct{}, 1)
+			block := func() LocalState { entered <- struct{}{}; <-release; return LocalCommit }
+			l := &txListener{
+				exec:  func(context.Context, *rocketmq.Message, any) LocalState { return block() },
+				check: func(context.Context, *rocketmq.MessageExt) LocalState { return block() },
+			}
+			tp, env, _ := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
+				return okResp(remoting.Success, 0, 1), nil
+			})
+			sent := make(chan struct{})
+			if local {
+				go func() {
+					defer close(sent)
+					m, _ := NewMessage("T", []byte("x"))
+					if _, err := tp.SendInTransaction(context.Background(), m, nil); err != nil {
+						t.Errorf("SendInTransaction: %v", err)
+					}
+				}()
+			} else {
+				close(sent)
+				env.member.CheckTransactionState(context.Background(), "addr-broker-a",
+					&rocketmq.MessageExt{Message: rocketmq.Message{Topic: "T"}}, &remoting.CheckTransactionStateRequestHeader{})
+			}
+			<-entered
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			returnsWithin(t, 10*time.Second, "Shutdown", func() {
+				if err := tp.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("Shutdown: %v", err)
+				}
+			})
+			close(release)
+			<-sent
+		})
+	}
+}
