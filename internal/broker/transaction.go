@@ -49,6 +49,8 @@ type txService struct {
 	pending map[uint64]int64 // txKey → queue offset of the latest half record
 	seed    maphash.Seed     // of txKey: random, so nobody can make keys collide
 
+	recs sync.Pool // *[]byte: buffers END_TRANSACTION reads half records into
+
 	// Owned by the check goroutine: the queue ends seen at the start of
 	// the previous round (txcheck.go).
 	prev    txSnapshot
@@ -56,7 +58,9 @@ type txService struct {
 }
 
 func newTxService(b *Broker) *txService {
-	return &txService{b: b, pending: make(map[uint64]int64), seed: maphash.MakeSeed()}
+	t := &txService{b: b, pending: make(map[uint64]int64), seed: maphash.MakeSeed()}
+	t.recs.New = func() any { return new([]byte) }
+	return t
 }
 
 // txKey identifies a transaction by a 64-bit hash of producer group and
@@ -85,7 +89,24 @@ func (t *txService) key(h *halfRecord) uint64 { return t.txKey(h.group, h.uniq) 
 
 // recordAt reads and scans the record at a commit-log offset.
 func (t *txService) recordAt(phys int64) (halfRecord, error) {
-	rec, err := t.b.store.MessageAt(phys)
+	return t.recordInto(nil, phys)
+}
+
+// maxPooledRecord bounds the record buffers kept for reuse.
+const maxPooledRecord = 64 << 10
+
+// recordInto is recordAt reading into *buf (grown as needed): the record's
+// fields, its body included, point into *buf, so they are good only until
+// *buf is reused. A nil buf reads into a fresh copy.
+func (t *txService) recordInto(buf *[]byte, phys int64) (halfRecord, error) {
+	var dst []byte
+	if buf != nil {
+		dst = (*buf)[:0]
+	}
+	rec, err := t.b.store.AppendMessageAt(dst, phys)
+	if buf != nil && cap(rec) <= maxPooledRecord {
+		*buf = rec
+	}
 	if err != nil {
 		return halfRecord{}, err
 	}
