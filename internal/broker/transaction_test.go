@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -636,5 +637,84 @@ func TestTransactionSyncFlush(t *testing.T) {
 	e.endOK(h, remoting.TransactionCommit, false)
 	if n := e.realCount("TxSync", 0); n != 1 {
 		t.Fatalf("real topic holds %d, want 1", n)
+	}
+}
+
+// realWhich is the "which" property of each message in topic/queue, in
+// order.
+func (e txEnv) realWhich(topic string, queue int32) []string {
+	var out []string
+	for _, m := range e.read(topic, queue) {
+		out = append(out, m.Properties["which"])
+	}
+	return out
+}
+
+// A later transaction reusing an earlier one's UNIQ_KEY (a client that
+// sets the key on a Message object sent again) is a transaction of its
+// own: decisions about the earlier one's records do not touch it, and a
+// restart keeps it open.
+func TestTransactionReusedUniqKey(t *testing.T) {
+	cases := []struct {
+		name    string
+		restart string // "", "clean", "crash"
+		late    bool   // a late check answer commits the first again
+	}{
+		{"late decision", "", true},
+		{"restart clean", "clean", false},
+		{"restart crash", "crash", false},
+		{"late decision after restart", "clean", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour })
+			first := e.sendHalf("TxReuse", 0, "UNIQ-R", "which", "one")
+			e.endOK(first, remoting.TransactionCommit, false)
+			second := e.sendHalf("TxReuse", 0, "UNIQ-R", "which", "two")
+			if tc.restart != "" {
+				e.restart(tc.restart == "clean")
+			}
+			if tc.late {
+				e.endOK(first, remoting.TransactionCommit, true)
+			}
+			e.endOK(second, remoting.TransactionCommit, false)
+			e.endOK(second, remoting.TransactionCommit, true) // a duplicate changes nothing
+			if got := e.realWhich("TxReuse", 0); !slices.Equal(got, []string{"one", "two"}) {
+				t.Fatalf("real topic holds %q, want [one two]", got)
+			}
+		})
+	}
+}
+
+// The original producer's decision about a half record the check service
+// has already put again, and the answer to the check about the copy, across
+// a restart: the message is delivered once, and nothing is checked again.
+func TestTransactionRestartLateOriginal(t *testing.T) {
+	for _, order := range []string{"original first", "check answer first"} {
+		t.Run(order, func(t *testing.T) {
+			eachStop(t, func(t *testing.T, clean bool) {
+				e := txTestBroker(t, func(c *Config) { c.OffsetFlushInterval = 50 * time.Millisecond })
+				p := newTxProducer(t, e, "producer-1", txTestGroup)
+				h := e.sendHalf("TxLate", 0, "UNIQ-L")
+				p.nextCheck(t, 5*time.Second)
+				c := p.nextCheck(t, 5*time.Second) // the check progress has passed h
+				testutil.WaitFor(t, 5*time.Second, "check progress past the original", func() bool {
+					off, ok := e.b.offsets.query(groupTransCheck, rocketmq.TopicTransHalf, 0)
+					return ok && off > h.queueOffset
+				})
+				firstEnd, secondEnd := h, c.half()
+				if order != "original first" {
+					firstEnd, secondEnd = secondEnd, firstEnd
+				}
+				e.endOK(firstEnd, remoting.TransactionCommit, firstEnd == c.half())
+				e.restart(clean)
+				p = newTxProducer(t, e, "producer-2", txTestGroup)
+				e.endOK(secondEnd, remoting.TransactionCommit, secondEnd == c.half())
+				p.noCheck(t, time.Second, 0)
+				if n := e.realCount("TxLate", 0); n != 1 {
+					t.Fatalf("real topic holds %d, want 1", n)
+				}
+			})
+		})
 	}
 }
