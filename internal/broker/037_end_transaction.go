@@ -65,9 +65,12 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c *server.Conn, req *
 	case errors.Is(err, errTxDecided):
 		// A second decision (a late END_TRANSACTION after a check answer,
 		// or the other way round) changes nothing; Java would store the
-		// commit again.
-		b.log.Debug("end transaction for a decided transaction", "producer", c.String(), "group", h.ProducerGroup,
-			"msgId", h.MsgID, "commit", commit, "fromCheck", h.FromTransactionCheck)
+		// commit again. Logged with the offsets, so that a decision that
+		// should have applied (a transaction discarded after its checks)
+		// can be traced.
+		b.log.Info("end transaction ignored: transaction decided or unknown", "producer", c.String(), "group", h.ProducerGroup,
+			"msgId", h.MsgID, "commitLogOffset", h.CommitLogOffset, "queueOffset", h.TranStateTableOffset,
+			"commit", commit, "fromCheck", h.FromTransactionCheck)
 	case errors.Is(err, errTxNoRealTopic):
 		return remoting.NewResponse(remoting.SystemError, err.Error())
 	default:

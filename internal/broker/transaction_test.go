@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -716,5 +718,60 @@ func TestTransactionRestartLateOriginal(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// logRecords collects log records at Info and above.
+type logRecords struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logRecords) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelInfo }
+func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecords) WithGroup(string) slog.Handler      { return l }
+
+// find returns the attributes of the first record whose message contains
+// msg.
+func (l *logRecords) find(msg string) (map[string]string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.recs {
+		if strings.Contains(r.Message, msg) {
+			attrs := map[string]string{}
+			r.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+			return attrs, true
+		}
+	}
+	return nil, false
+}
+
+// An END_TRANSACTION that changes nothing is visible in the log at Info
+// with the group and both offsets.
+func TestEndTransactionIgnoredLogged(t *testing.T) {
+	logs := &logRecords{}
+	e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour; c.Logger = slog.New(logs) })
+	h := e.sendHalf("TxLog", 0, "UNIQ-LOG")
+	e.endOK(h, remoting.TransactionCommit, false)
+	if _, ok := logs.find("end transaction ignored"); ok {
+		t.Fatal("the first decision was logged as ignored")
+	}
+	e.endOK(h, remoting.TransactionRollback, true)
+	attrs, ok := logs.find("end transaction ignored")
+	if !ok {
+		t.Fatal("no Info record for an ignored END_TRANSACTION")
+	}
+	want := map[string]string{"group": txTestGroup, "msgId": h.uniq,
+		"commitLogOffset": strconv.FormatInt(h.phys, 10), "queueOffset": strconv.FormatInt(h.queueOffset, 10)}
+	for k, v := range want {
+		if attrs[k] != v {
+			t.Errorf("log %s = %q, want %q (%v)", k, attrs[k], v, attrs)
+		}
 	}
 }
