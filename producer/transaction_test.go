@@ -815,3 +815,58 @@ func TestTransactionShutdownAbandons(t *testing.T) {
 		})
 	}
 }
+
+// TestTransactionShutdownKeptCtx: Shutdown given the ctx of an ExecuteLocal
+// that has returned (and is over) still waits its grace for the local
+// transactions in progress.
+func TestTransactionShutdownKeptCtx(t *testing.T) {
+	var kept context.Context
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	var calls sync.Mutex
+	n := 0
+	l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
+		calls.Lock()
+		n++
+		first := n == 1
+		calls.Unlock()
+		if first {
+			kept = ctx
+			return LocalCommit
+		}
+		entered <- struct{}{}
+		<-release
+		return LocalRollback
+	}}
+	tp, _, log := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
+		return okResp(remoting.Success, 0, 1), nil
+	})
+	m, _ := NewMessage("T", []byte("x"))
+	if _, err := tp.SendInTransaction(context.Background(), m, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := tp.SendInTransaction(context.Background(), m, nil); err != nil {
+			t.Errorf("second SendInTransaction: %v", err)
+		}
+	}()
+	<-entered
+	shut := make(chan error, 1)
+	go func() { shut <- tp.Shutdown(kept) }()
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v while a local transaction runs", err)
+	case <-time.After(200 * time.Millisecond): // the wait is the assertion
+	}
+	close(release)
+	// The kept ctx is over, so the wait was its grace.
+	if err := <-shut; !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown: %v, want Canceled", err)
+	}
+	<-done
+	if _, oneway := log.get(); len(oneway) != 2 {
+		t.Errorf("%d END_TRANSACTION, want both", len(oneway))
+	}
+}

@@ -48,11 +48,18 @@ func (r *runState) doneLocalLocked() {
 }
 
 // detachLocal stops counting the local transaction whose ExecuteLocal
-// gave ctx, when ctx comes from one of this run: it is calling Shutdown.
+// gave ctx, when ctx comes from one of this run still running: it is
+// calling Shutdown.
 func (r *runState) detachLocal(ctx context.Context) {
 	lc, _ := ctx.Value(localKey{}).(*localCtx)
 	if lc == nil || lc.run != r.ctx {
 		return
+	}
+	lc.mu.Lock()
+	returned := lc.released
+	lc.mu.Unlock()
+	if returned {
+		return // a ctx kept past ExecuteLocal: that call is no listener's now
 	}
 	r.localMu.Lock()
 	defer r.localMu.Unlock()
