@@ -86,7 +86,6 @@ type recMeta struct {
 	sysFlag    int32
 	phys, qo   int64
 	dispatched bool
-	q          *consumeQueue // PutRecords only: the record's own queue
 }
 
 func (s *Store) checkRequest(r *PutRequest) error {
@@ -134,7 +133,7 @@ func (s *Store) PutMessage(ctx context.Context, req *PutRequest) (PutResult, err
 	}
 	metas := [1]recMeta{{req: req, size: len(buf), sysFlag: sys}}
 	s.mu.Lock()
-	res, err := s.appendLocked(buf, metas[:], false)
+	res, err := s.appendLocked(buf, metas[:], nil)
 	s.mu.Unlock()
 	s.putBuf(bp, buf)
 	if err != nil {
@@ -156,6 +155,7 @@ func (s *Store) PutRecords(ctx context.Context, reqs []PutRequest) (PutResult, e
 		return PutResult{}, fmt.Errorf("%w: %d records in one put (1 to %d)", ErrInvalidMessage, len(reqs), maxRecords)
 	}
 	var metaBuf [maxRecords]recMeta
+	var qBuf [maxRecords]*consumeQueue
 	metas := metaBuf[:len(reqs)]
 	bp := s.getBuf()
 	buf := (*bp)[:0]
@@ -178,7 +178,7 @@ func (s *Store) PutRecords(ctx context.Context, reqs []PutRequest) (PutResult, e
 		wait = wait || r.WaitFlush
 	}
 	s.mu.Lock()
-	res, err := s.appendLocked(buf, metas, true)
+	res, err := s.appendLocked(buf, metas, qBuf[:len(reqs)])
 	s.mu.Unlock()
 	s.putBuf(bp, buf)
 	if err != nil {
@@ -188,10 +188,12 @@ func (s *Store) PutRecords(ctx context.Context, reqs []PutRequest) (PutResult, e
 	return res, nil
 }
 
-// queuesLocked finds (creating them if needed) the queue of each record of
-// a PutRecords call that is dispatched, with its queue offset, and makes
-// room for the entries. Caller holds mu.
-func (s *Store) queuesLocked(metas []recMeta) error {
+// queuesLocked finds (creating them if needed) the queue qs[i] of each
+// record of a PutRecords call that is dispatched (nil for the others), with
+// its queue offset, and makes room for the entries. The queues are kept
+// apart from metas so that the requests metas points to do not escape with
+// them. Caller holds mu.
+func (s *Store) queuesLocked(metas []recMeta, qs []*consumeQueue) error {
 	for i := range metas {
 		m := &metas[i]
 		if !isDispatched(m.sysFlag) {
@@ -203,14 +205,14 @@ func (s *Store) queuesLocked(metas []recMeta) error {
 		}
 		qo := q.max.Load()
 		for j := range i {
-			if metas[j].q == q {
+			if qs[j] == q {
 				qo++
 			}
 		}
 		if err := q.ensure(qo, s); err != nil {
 			return err
 		}
-		m.q, m.qo = q, qo
+		qs[i], m.qo = q, qo
 	}
 	return nil
 }
@@ -247,7 +249,7 @@ func (s *Store) PutMessages(ctx context.Context, reqs []PutRequest) (PutResult, 
 		wait = wait || r.WaitFlush
 	}
 	s.mu.Lock()
-	res, err := s.appendLocked(buf, metas, false)
+	res, err := s.appendLocked(buf, metas, nil)
 	s.mu.Unlock()
 	s.putBuf(bp, buf)
 	if err != nil {
@@ -264,8 +266,9 @@ func (s *Store) PutMessages(ctx context.Context, reqs []PutRequest) (PutResult, 
 // appendLocked writes the encoded records in buf at the end of the commit
 // log, patching in their offsets and store time, and dispatches them.
 // Everything that can fail is done before the first byte is written.
-// The records go to the queue of the first, or with mixed each to its own.
-func (s *Store) appendLocked(buf []byte, metas []recMeta, mixed bool) (res PutResult, err error) {
+// The records go to the queue of the first, or with qs (PutRecords) each to
+// its own.
+func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (res PutResult, err error) {
 	if s.closed.Load() {
 		return res, ErrClosed
 	}
@@ -283,8 +286,9 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, mixed bool) (res PutRe
 	var q *consumeQueue
 	var qo int64
 	n := int64(0)
+	mixed := qs != nil
 	if mixed {
-		if err = s.queuesLocked(metas); err != nil {
+		if err = s.queuesLocked(metas, qs); err != nil {
 			return res, err
 		}
 	} else {
@@ -316,7 +320,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, mixed bool) (res PutRe
 		m.phys = phys + int64(m.off)
 		switch {
 		case mixed:
-			m.dispatched = m.q != nil
+			m.dispatched = qs[i] != nil
 		case isDispatched(m.sysFlag):
 			m.qo, m.dispatched = qo, true
 			qo++
@@ -356,7 +360,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, mixed bool) (res PutRe
 		if m.dispatched {
 			mq := q
 			if mixed {
-				mq = m.q
+				mq = qs[i]
 			}
 			mq.put(m.qo, cqEntry{phys: m.phys, size: int32(m.size), tags: m.req.TagsCode}, s)
 		}
