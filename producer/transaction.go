@@ -49,7 +49,8 @@ func (s LocalState) String() string {
 // ends; a call that ignores this is abandoned after a short grace and its
 // outcome dropped: the broker checks that transaction later, with another
 // member of the group. Either method may call Shutdown (ExecuteLocal with
-// its ctx, or one derived from it).
+// its ctx, or one derived from it); the outcome it returns afterwards is
+// dropped the same way.
 type TransactionListener interface {
 	// ExecuteLocal runs the local transaction of msg, just stored as a
 	// half message, with the arg given to SendInTransaction. msg is a copy
