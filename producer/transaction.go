@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/atomic"
+
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -202,47 +204,55 @@ func (p *Producer) executeLocal(lc *localCtx, msg *rocketmq.Message, arg any) (s
 }
 
 // localCtx is the ctx of ExecuteLocal: the caller's ctx, also ended by
-// the run ctx. Linking the two registers on both, and the run ctx is shared
+// the run ctx. Joining the two registers on both, and the run ctx is shared
 // by every caller of the producer, so it happens only when the listener
 // asks for Done (or derives a ctx); Err alone looks at both directly.
 type localCtx struct {
 	context.Context // the caller's
 	run             context.Context
 
-	mu       sync.Mutex
-	merged   context.Context // nil until Done or AfterFunc
-	cancel   context.CancelFunc
-	stop     func() bool
+	joint    atomic.Pointer[localJoint] // nil until Done
+	mu       sync.Mutex                 // orders joining and release
 	released bool
 }
 
-func (c *localCtx) link() context.Context {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.merged == nil {
-		c.merged, c.cancel = context.WithCancel(c.Context)
-		c.stop = func() bool { return false }
-		if c.released {
-			// Kept past ExecuteLocal: already over, nothing registered.
-			c.cancel()
-			return c.merged
-		}
-		c.stop = context.AfterFunc(c.run, c.cancel)
-		if c.run.Err() != nil {
-			c.cancel() // at once, not on AfterFunc's goroutine
-		}
-	}
-	return c.merged
+// localJoint is the caller's ctx joined with the run ctx.
+type localJoint struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   func() bool
 }
 
-func (c *localCtx) Done() <-chan struct{} { return c.link().Done() }
+func (c *localCtx) join() context.Context {
+	if j := c.joint.Load(); j != nil {
+		return j.ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if j := c.joint.Load(); j != nil {
+		return j.ctx
+	}
+	j := &localJoint{}
+	j.ctx, j.cancel = context.WithCancel(c.Context)
+	if c.released {
+		// Kept past ExecuteLocal: already over, nothing registered.
+		j.cancel()
+		j.stop = func() bool { return false }
+	} else {
+		j.stop = context.AfterFunc(c.run, j.cancel)
+		if c.run.Err() != nil {
+			j.cancel() // at once, not on AfterFunc's goroutine
+		}
+	}
+	c.joint.Store(j)
+	return j.ctx
+}
+
+func (c *localCtx) Done() <-chan struct{} { return c.join().Done() }
 
 func (c *localCtx) Err() error {
-	c.mu.Lock()
-	merged := c.merged
-	c.mu.Unlock()
-	if merged != nil {
-		return merged.Err()
+	if j := c.joint.Load(); j != nil {
+		return j.ctx.Err()
 	}
 	if err := c.Context.Err(); err != nil {
 		return err
@@ -253,18 +263,24 @@ func (c *localCtx) Err() error {
 	return nil
 }
 
-// AfterFunc lets a ctx derived from c hook on it without a goroutine of
-// its own (the context package looks for this method).
-func (c *localCtx) AfterFunc(f func()) func() bool { return context.AfterFunc(c.link(), f) }
+// Value answers from the joined ctx once there is one, so that a ctx
+// derived from c (which asks for Done first) finds the joined ctx's
+// cancellation and hooks on it directly, and context.Cause sees it.
+func (c *localCtx) Value(key any) any {
+	if j := c.joint.Load(); j != nil {
+		return j.ctx.Value(key)
+	}
+	return c.Context.Value(key)
+}
 
-// release unlinks c once ExecuteLocal has returned.
+// release unjoins c once ExecuteLocal has returned.
 func (c *localCtx) release() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.released = true
-	if c.merged != nil {
-		c.stop()
-		c.cancel()
+	if j := c.joint.Load(); j != nil {
+		j.stop()
+		j.cancel()
 	}
 }
 

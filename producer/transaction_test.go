@@ -508,15 +508,16 @@ func TestTransactionShutdownCutsLocal(t *testing.T) {
 		},
 	}
 	type ctxCase struct {
-		name string
-		ctx  context.Context
-		wait func(context.Context)
+		name   string
+		ctx    context.Context
+		wait   func(context.Context)
+		joined bool // the listener asked for Done
 	}
 	var cases []ctxCase
 	for wname, wait := range waits {
 		cases = append(cases,
-			ctxCase{"never ends/" + wname, context.WithValue(bg, key{}, "v"), wait},
-			ctxCase{"cancellable/" + wname, cancellable, wait})
+			ctxCase{"never ends/" + wname, context.WithValue(bg, key{}, "v"), wait, wname != "Err"},
+			ctxCase{"cancellable/" + wname, cancellable, wait, wname != "Err"})
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -529,6 +530,9 @@ func TestTransactionShutdownCutsLocal(t *testing.T) {
 				entered <- ctx.Value(key{})
 				tc.wait(ctx)
 				errAtEnd = ctx.Err()
+				if cause := context.Cause(ctx); tc.joined && !errors.Is(cause, context.Canceled) {
+					t.Errorf("listener ctx cause %v, want Canceled", cause)
+				}
 				return LocalRollback
 			}}
 			tp, _, log := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
