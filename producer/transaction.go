@@ -266,7 +266,11 @@ func (c *localCtx) Err() error {
 // Value answers from the joined ctx once there is one, so that a ctx
 // derived from c (which asks for Done first) finds the joined ctx's
 // cancellation and hooks on it directly, and context.Cause sees it.
+// localKey is answered with c itself (see detachLocal).
 func (c *localCtx) Value(key any) any {
+	if key == (localKey{}) {
+		return c
+	}
 	if j := c.joint.Load(); j != nil {
 		return j.ctx.Value(key)
 	}

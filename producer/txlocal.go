@@ -11,14 +11,6 @@ import (
 // call.
 type localKey struct{}
 
-// Value answers localKey with c and everything else from the caller's ctx.
-func (c *localCtx) Value(key any) any {
-	if key == (localKey{}) {
-		return c
-	}
-	return c.Context.Value(key)
-}
-
 // beginLocal counts a local transaction; the caller holds a send slot, so
 // that Shutdown's wait for the slots orders it before waitLocals.
 func (r *runState) beginLocal(ctx context.Context) *localCtx {
