@@ -51,11 +51,13 @@ type runState struct {
 
 	// Local transactions in progress (ExecuteLocal and its decision).
 	// They run on their callers' goroutines outside wg, so that one
-	// calling Shutdown does not wait for itself.
+	// calling Shutdown does not wait for itself. The count is atomic:
+	// localMu is taken only once Shutdown waits.
+	locals     atomic.Int64
+	waiting    atomic.Bool              // Shutdown waits for locals to reach 0
+	detached   atomic.Pointer[localCtx] // the one calling Shutdown, no longer counted
 	localMu    sync.Mutex
-	locals     int
-	localsIdle chan struct{} // closed when locals reaches 0, made by waitLocals
-	detached   *localCtx     // the one calling Shutdown, no longer counted
+	localsIdle chan struct{} // closed when locals reaches 0 while waiting
 }
 
 // shutdownGrace is how long Shutdown still waits for listener calls after

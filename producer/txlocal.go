@@ -14,50 +14,45 @@ type localKey struct{}
 // beginLocal counts a local transaction; the caller holds a send slot, so
 // that Shutdown's wait for the slots orders it before waitLocals.
 func (r *runState) beginLocal(ctx context.Context) *localCtx {
-	r.localMu.Lock()
-	r.locals++
-	r.localMu.Unlock()
+	r.locals.Inc()
 	return &localCtx{Context: ctx, run: r.ctx}
 }
 
 // endLocal ends a local transaction once its decision went out.
 func (r *runState) endLocal(lc *localCtx) {
-	r.localMu.Lock()
-	defer r.localMu.Unlock()
-	if r.detached == lc {
-		r.detached = nil // already not counted
-		return
+	if r.detached.Load() == lc {
+		return // no longer counted
 	}
-	r.doneLocalLocked()
+	r.doneLocal()
 }
 
-func (r *runState) doneLocalLocked() {
-	r.locals--
-	if r.locals == 0 && r.localsIdle != nil {
-		close(r.localsIdle)
-		r.localsIdle = nil
+func (r *runState) doneLocal() {
+	if r.locals.Dec() == 0 && r.waiting.Load() {
+		r.localMu.Lock()
+		if r.localsIdle != nil {
+			close(r.localsIdle)
+			r.localsIdle = nil
+		}
+		r.localMu.Unlock()
 	}
 }
 
 // detachLocal stops counting the local transaction whose ExecuteLocal
 // gave ctx, when ctx comes from one of this run still running: it is
-// calling Shutdown.
+// calling Shutdown. lc.mu orders this before release, and release comes
+// before endLocal.
 func (r *runState) detachLocal(ctx context.Context) {
 	lc, _ := ctx.Value(localKey{}).(*localCtx)
 	if lc == nil || lc.run != r.ctx {
 		return
 	}
 	lc.mu.Lock()
-	returned := lc.released
-	lc.mu.Unlock()
-	if returned {
+	defer lc.mu.Unlock()
+	if lc.released {
 		return // a ctx kept past ExecuteLocal: that call is no listener's now
 	}
-	r.localMu.Lock()
-	defer r.localMu.Unlock()
-	if r.detached == nil {
-		r.detached = lc
-		r.doneLocalLocked()
+	if r.detached.CompareAndSwap(nil, lc) {
+		r.doneLocal()
 	}
 }
 
@@ -66,16 +61,16 @@ func (r *runState) detachLocal(ctx context.Context) {
 // returns ctx's error. Calls still running are abandoned: their decisions
 // fail on the closed client and the broker checks them later.
 func (r *runState) waitLocals(ctx context.Context, log *slog.Logger, group string) error {
+	idle := make(chan struct{})
 	r.localMu.Lock()
-	if r.locals == 0 {
-		r.localMu.Unlock()
+	r.localsIdle = idle
+	r.waiting.Store(true)
+	r.localMu.Unlock()
+	// A count reaching 0 before waiting was set is seen here; after, by
+	// doneLocal.
+	if r.locals.Load() == 0 {
 		return nil
 	}
-	if r.localsIdle == nil {
-		r.localsIdle = make(chan struct{})
-	}
-	idle := r.localsIdle
-	r.localMu.Unlock()
 	select {
 	case <-idle:
 		return nil
