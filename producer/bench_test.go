@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,4 +115,82 @@ func BenchmarkSendAsync1KiB(b *testing.B) {
 		}
 	}
 	wg.Wait()
+}
+
+// onewayCounter is stubAPI counting the oneway requests (END_TRANSACTION).
+type onewayCounter struct {
+	*stubAPI
+	n atomic.Int64
+}
+
+func (s *onewayCounter) invokeOneway(context.Context, string, *remoting.Command) error {
+	s.n.Add(1)
+	return nil
+}
+
+// nopListener commits every transaction at once.
+type nopListener struct{}
+
+func (nopListener) ExecuteLocal(context.Context, *rocketmq.Message, any) LocalState {
+	return LocalCommit
+}
+func (nopListener) CheckLocal(context.Context, *rocketmq.MessageExt) LocalState { return LocalCommit }
+
+func newBenchTx(b *testing.B) (*TransactionProducer, *onewayCounter) {
+	b.Helper()
+	api := &onewayCounter{stubAPI: &stubAPI{pi: fakeRoute("bench", 4, "broker-a"), resp: okResp(remoting.Success, 1, 42)}}
+	tp, err := NewTransactional(nopListener{}, withAPI(api), WithGroup("pg"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tp.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	return tp, api
+}
+
+// BenchmarkSendInTransaction1KiB is the producer's side of one committed
+// transaction with a no-op local transaction: half message, ExecuteLocal,
+// END_TRANSACTION. The caller's ctx is cancellable, as an application's.
+func BenchmarkSendInTransaction1KiB(b *testing.B) {
+	tp, api := newBenchTx(b)
+	body := make([]byte, 1024)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := tp.SendInTransaction(ctx, benchMessage(b, body), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if n := api.n.Load(); n != int64(b.N) {
+		b.Fatalf("%d END_TRANSACTION for %d transactions", n, b.N)
+	}
+}
+
+// BenchmarkSendInTransactionParallel64 runs 64 callers per core sharing
+// one ctx: what a transaction shares with the others shows as contention.
+func BenchmarkSendInTransactionParallel64(b *testing.B) {
+	tp, api := newBenchTx(b)
+	body := make([]byte, 1024)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.SetParallelism(64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := tp.SendInTransaction(ctx, benchMessage(b, body), nil); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	if n := api.n.Load(); n != int64(b.N) {
+		b.Fatalf("%d END_TRANSACTION for %d transactions", n, b.N)
+	}
 }

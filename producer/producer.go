@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"go.uber.org/atomic"
 
@@ -47,7 +48,22 @@ type runState struct {
 	requests map[string]chan *rocketmq.MessageExt
 
 	checks *checkPool // transaction checks; nil for a plain producer
+
+	// Local transactions in progress (ExecuteLocal and its decision).
+	// They run on their callers' goroutines outside wg, so that one
+	// calling Shutdown does not wait for itself. The count is atomic:
+	// localMu is taken only once Shutdown waits.
+	locals     atomic.Int64
+	waiting    atomic.Bool              // Shutdown waits for locals to reach 0
+	detached   atomic.Pointer[localCtx] // the one calling Shutdown, no longer counted
+	localMu    sync.Mutex
+	localsIdle chan struct{} // closed when locals reaches 0 while waiting
 }
+
+// shutdownGrace is how long Shutdown still waits for listener calls after
+// its ctx ended and their contexts were cancelled; a call still running
+// then is abandoned and its outcome dropped (the broker checks it later).
+const shutdownGrace = time.Second
 
 // New validates the options and returns a producer that is not started.
 func New(opts ...Option) (*Producer, error) {
@@ -167,6 +183,14 @@ func (p *Producer) announce(ctx context.Context, r *runState) {
 // sends run before Shutdown returns. A callback may call Shutdown: it
 // returns once everything but that callback has stopped. While a Shutdown
 // is under way, another returns ErrNotStarted at once.
+//
+// A transactional producer also waits, within ctx, for the local
+// transactions in progress to send their decisions and for the checks
+// already queued to be answered. Then their contexts are cancelled, and a
+// listener call still running after a short grace is abandoned: its
+// outcome is dropped and the broker checks that transaction later.
+// CheckLocal may call Shutdown; so may ExecuteLocal, passing its own ctx
+// (or one derived from it) so that Shutdown does not wait for that call.
 func (p *Producer) Shutdown(ctx context.Context) error {
 	// lifeMu is not held while waiting: a callback that sends meanwhile
 	// must get ErrNotStarted, not wait for the Shutdown that waits for it.
@@ -185,6 +209,7 @@ func (p *Producer) Shutdown(ctx context.Context) error {
 		return ErrNotStarted
 	}
 
+	r.detachLocal(ctx)
 	drained := make(chan struct{})
 	go func() { r.wg.Wait(); close(drained) }()
 	var err error
@@ -193,6 +218,9 @@ func (p *Producer) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		r.cancel() // unblock waiters; closing the client fails the calls
+	}
+	if lerr := r.waitLocals(ctx, p.log, p.cfg.group); lerr != nil && err == nil {
+		err = lerr
 	}
 	if r.checks != nil {
 		// Checks still queued are answered within ctx, while the client

@@ -7,7 +7,10 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/atomic"
+
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -43,6 +46,13 @@ func (s LocalState) String() string {
 
 // TransactionListener runs the local transactions of a transactional
 // producer and answers the broker's checks (Java TransactionListener).
+//
+// Shutdown cancels the ctx of the calls still running when its own ctx
+// ends; a call that ignores this is abandoned after a short grace and its
+// outcome dropped: the broker checks that transaction later, with another
+// member of the group. Either method may call Shutdown (ExecuteLocal with
+// its ctx, or one derived from it); the outcome it returns afterwards is
+// dropped the same way.
 type TransactionListener interface {
 	// ExecuteLocal runs the local transaction of msg, just stored as a
 	// half message, with the arg given to SendInTransaction. msg is a copy
@@ -127,15 +137,20 @@ func (t *TransactionProducer) SendInTransaction(ctx context.Context, msg *rocket
 	if err != nil {
 		return nil, err
 	}
-	defer r.leave()
 	res, err := p.sendEnvelope(ctx, r, e, p.cfg.selector)
 	if err != nil {
+		r.leave()
 		return nil, err
 	}
+	// The local transaction is counted apart from the sends, so that a
+	// listener calling Shutdown does not wait for itself.
+	lc := r.beginLocal(ctx)
+	r.leave()
+	defer r.endLocal(lc)
 	state, remark := LocalUnknown, ""
 	switch res.Status {
 	case rocketmq.SendOK:
-		state, remark = p.executeLocal(ctx, r, half, arg)
+		state, remark = p.executeLocal(lc, half, arg)
 	case rocketmq.SendFlushDiskTimeout, rocketmq.SendFlushSlaveTimeout, rocketmq.SendSlaveNotAvailable:
 		state = LocalRollback
 	}
@@ -153,7 +168,8 @@ func (p *Producer) halfMessage(msg *rocketmq.Message) (*rocketmq.Message, error)
 	if err := p.checkMessage(msg); err != nil {
 		return nil, err
 	}
-	if msg.DelayLevel() > 0 || isTimer(msg) {
+	// checkMessage has parsed a present DELAY already.
+	if d := msg.Properties[rocketmq.PropertyDelayLevel]; (d != "" && msg.DelayLevel() > 0) || isTimer(msg) {
 		return nil, ErrTransactionUnsupported
 	}
 	half := *msg
@@ -172,22 +188,104 @@ func (p *Producer) halfMessage(msg *rocketmq.Message) (*rocketmq.Message, error)
 // executeLocal runs ExecuteLocal; a panic is LocalUnknown with a remark
 // for the broker's log, as Java sends the exception text. Its ctx also
 // ends when Shutdown gives up waiting.
-func (p *Producer) executeLocal(ctx context.Context, r *runState, msg *rocketmq.Message, arg any) (state LocalState, remark string) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(r.ctx, cancel)
-	defer stop()
+func (p *Producer) executeLocal(lc *localCtx, msg *rocketmq.Message, arg any) (state LocalState, remark string) {
+	defer lc.release()
 	defer func() {
 		if v := recover(); v != nil {
 			p.log.Error("rocketmq: local transaction panicked", "group", p.cfg.group, "transaction", msg.UniqKey(), "panic", v)
 			state, remark = LocalUnknown, fmt.Sprintf("executeLocalTransactionBranch exception: panic: %v", v)
 		}
 	}()
-	state = p.txl.ExecuteLocal(ctx, msg, arg)
+	state = p.txl.ExecuteLocal(lc, msg, arg)
 	if state != LocalCommit {
 		p.log.Info("rocketmq: local transaction not committed", "group", p.cfg.group, "transaction", msg.UniqKey(), "state", state)
 	}
 	return state.known(), ""
+}
+
+// localCtx is the ctx of ExecuteLocal: the caller's ctx, also ended by
+// the run ctx. Joining the two registers on both, and the run ctx is shared
+// by every caller of the producer, so it happens only when the listener
+// asks for Done (or derives a ctx); Err alone looks at both directly.
+type localCtx struct {
+	context.Context // the caller's
+	run             context.Context
+
+	joint    atomic.Pointer[localJoint] // nil until Done
+	mu       sync.Mutex                 // orders joining and release
+	released bool
+}
+
+// localJoint is the caller's ctx joined with the run ctx.
+type localJoint struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	stop   func() bool
+}
+
+func (c *localCtx) join() context.Context {
+	if j := c.joint.Load(); j != nil {
+		return j.ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if j := c.joint.Load(); j != nil {
+		return j.ctx
+	}
+	j := &localJoint{}
+	j.ctx, j.cancel = context.WithCancel(c.Context)
+	if c.released {
+		// Kept past ExecuteLocal: already over, nothing registered.
+		j.cancel()
+		j.stop = func() bool { return false }
+	} else {
+		j.stop = context.AfterFunc(c.run, j.cancel)
+		if c.run.Err() != nil {
+			j.cancel() // at once, not on AfterFunc's goroutine
+		}
+	}
+	c.joint.Store(j)
+	return j.ctx
+}
+
+func (c *localCtx) Done() <-chan struct{} { return c.join().Done() }
+
+func (c *localCtx) Err() error {
+	if j := c.joint.Load(); j != nil {
+		return j.ctx.Err()
+	}
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if c.run.Err() != nil {
+		return context.Canceled
+	}
+	return nil
+}
+
+// Value answers from the joined ctx once there is one, so that a ctx
+// derived from c (which asks for Done first) finds the joined ctx's
+// cancellation and hooks on it directly, and context.Cause sees it.
+// localKey is answered with c itself (see detachLocal).
+func (c *localCtx) Value(key any) any {
+	if key == (localKey{}) {
+		return c
+	}
+	if j := c.joint.Load(); j != nil {
+		return j.ctx.Value(key)
+	}
+	return c.Context.Value(key)
+}
+
+// release unjoins c once ExecuteLocal has returned.
+func (c *localCtx) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.released = true
+	if j := c.joint.Load(); j != nil {
+		j.stop()
+		j.cancel()
+	}
 }
 
 // known maps a value outside the three states to LocalUnknown.
@@ -241,10 +339,11 @@ func (p *Producer) endTransaction(r *runState, res *rocketmq.SendResult, state L
 	}
 	req := remoting.NewRequest(remoting.EndTransaction, h.AppendExt(nil), nil)
 	req.Remark = remark
-	// The decision goes out even when the caller's ctx has ended.
-	ctx, cancel := context.WithTimeout(r.ctx, p.cfg.sendTimeout)
-	defer cancel()
-	if err := r.api.invokeOneway(ctx, addr, req); err != nil {
+	// The decision goes out even when the caller's ctx has ended. A oneway
+	// request only waits to connect, which the transport bounds by its own
+	// timeout: no per-call timer ctx (it would register a child on the run
+	// ctx every transaction shares).
+	if err := r.api.invokeOneway(r.ctx, addr, req); err != nil {
 		log(err)
 	}
 }
@@ -258,7 +357,7 @@ type checkPool struct {
 	ctx    context.Context // ends when Shutdown gives up waiting
 	cancel context.CancelFunc
 	queue  chan checkRequest
-	wg     sync.WaitGroup
+	wg     mqclient.Goroutines // known, so that a CheckLocal may call Shutdown
 
 	mu     sync.RWMutex
 	closed bool
@@ -276,9 +375,8 @@ const checkTimeout = 3 * time.Second
 func (p *Producer) newCheckPool(r *runState) *checkPool {
 	c := &checkPool{p: p, r: r, queue: make(chan checkRequest, p.cfg.checkQueue)}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.wg.Add(p.cfg.checkGoroutines)
 	for range p.cfg.checkGoroutines {
-		go c.run()
+		c.wg.Go(c.run)
 	}
 	return c
 }
@@ -301,7 +399,6 @@ func (c *checkPool) CheckTransactionState(_ context.Context, addr string, msg *r
 }
 
 func (c *checkPool) run() {
-	defer c.wg.Done()
 	for req := range c.queue {
 		if c.ctx.Err() != nil {
 			continue // Shutdown gave up: drop the rest
@@ -353,7 +450,10 @@ func (c *checkPool) checkLocal(msg *rocketmq.MessageExt) (state LocalState, rema
 }
 
 // stop refuses new checks, lets the goroutines answer the queued ones
-// until ctx ends, then cancels the rest and waits for the goroutines.
+// until ctx ends, then cancels the rest and waits for the goroutines at
+// most shutdownGrace more: a CheckLocal ignoring its ctx is abandoned,
+// its answer dropped. A check goroutine calling stop does not wait for
+// itself.
 func (c *checkPool) stop(ctx context.Context) error {
 	c.mu.Lock()
 	if !c.closed {
@@ -361,6 +461,7 @@ func (c *checkPool) stop(ctx context.Context) error {
 		close(c.queue)
 	}
 	c.mu.Unlock()
+	c.wg.Detach()
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
 	var err error
@@ -369,7 +470,13 @@ func (c *checkPool) stop(ctx context.Context) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 		c.cancel()
-		<-done
+		t := time.NewTimer(shutdownGrace)
+		select {
+		case <-done:
+		case <-t.C:
+			c.p.log.Warn("rocketmq: shutdown: a transaction check ignores its cancelled ctx; its answer is dropped", "group", c.p.cfg.group)
+		}
+		t.Stop()
 	}
 	c.cancel()
 	return err

@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -482,41 +483,92 @@ func TestTransactionShutdownCutsChecks(t *testing.T) {
 }
 
 // TestTransactionShutdownCutsLocal: Shutdown waits for a local transaction
-// within its ctx, then cancels the ctx ExecuteLocal has.
+// within its ctx, then cancels the ctx ExecuteLocal has, whether or not the
+// caller's ctx can end by itself; the caller's values reach the listener.
 func TestTransactionShutdownCutsLocal(t *testing.T) {
-	entered := make(chan struct{})
-	l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
-		close(entered)
-		<-ctx.Done()
-		return LocalRollback
-	}}
-	tp, _, log := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
-		return okResp(remoting.Success, 0, 1), nil
-	})
-	type out struct {
-		res *TransactionResult
-		err error
+	type key struct{}
+	bg := context.Background()
+	cancellable, cancelCaller := context.WithCancel(context.WithValue(bg, key{}, "v"))
+	defer cancelCaller()
+	// How the listener waits for the end of its ctx.
+	waits := map[string]func(ctx context.Context){
+		"Done": func(ctx context.Context) { <-ctx.Done() },
+		"derived": func(ctx context.Context) {
+			d, cancel := context.WithTimeout(ctx, time.Hour)
+			defer cancel()
+			<-d.Done()
+		},
+		"AfterFunc": func(ctx context.Context) {
+			ch := make(chan struct{})
+			context.AfterFunc(ctx, func() { close(ch) })
+			<-ch
+		},
+		"Err": func(ctx context.Context) {
+			testutil.Poll(time.Minute, func() bool { return ctx.Err() != nil })
+		},
 	}
-	done := make(chan out, 1)
-	go func() {
-		m, _ := NewMessage("T", []byte("x"))
-		res, err := tp.SendInTransaction(context.Background(), m, nil)
-		done <- out{res, err}
-	}()
-	<-entered
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if err := tp.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Shutdown: %v", err)
+	type ctxCase struct {
+		name   string
+		ctx    context.Context
+		wait   func(context.Context)
+		joined bool // the listener asked for Done
 	}
-	o := <-done
-	if o.err != nil || o.res.State != LocalRollback {
-		t.Errorf("SendInTransaction %+v, %v", o.res, o.err)
+	var cases []ctxCase
+	for wname, wait := range waits {
+		cases = append(cases,
+			ctxCase{"never ends/" + wname, context.WithValue(bg, key{}, "v"), wait, wname != "Err"},
+			ctxCase{"cancellable/" + wname, cancellable, wait, wname != "Err"})
 	}
-	// The END_TRANSACTION was attempted on a client being closed; the mock
-	// takes it, a real client fails it and the broker checks later.
-	if _, oneway := log.get(); len(oneway) > 1 {
-		t.Errorf("%d END_TRANSACTION", len(oneway))
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			entered := make(chan any, 1)
+			var errAtEnd error
+			l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
+				if ctx.Err() != nil {
+					t.Errorf("listener ctx ended at the start: %v", ctx.Err())
+				}
+				entered <- ctx.Value(key{})
+				tc.wait(ctx)
+				errAtEnd = ctx.Err()
+				if cause := context.Cause(ctx); tc.joined && !errors.Is(cause, context.Canceled) {
+					t.Errorf("listener ctx cause %v, want Canceled", cause)
+				}
+				return LocalRollback
+			}}
+			tp, _, log := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
+				return okResp(remoting.Success, 0, 1), nil
+			})
+			type out struct {
+				res *TransactionResult
+				err error
+			}
+			done := make(chan out, 1)
+			go func() {
+				m, _ := NewMessage("T", []byte("x"))
+				res, err := tp.SendInTransaction(tc.ctx, m, nil)
+				done <- out{res, err}
+			}()
+			if v := <-entered; v != "v" {
+				t.Errorf("listener ctx value %v, want the caller's", v)
+			}
+			ctx, cancel := context.WithTimeout(bg, 50*time.Millisecond)
+			defer cancel()
+			if err := tp.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Shutdown: %v", err)
+			}
+			o := <-done
+			if o.err != nil || o.res.State != LocalRollback {
+				t.Errorf("SendInTransaction %+v, %v", o.res, o.err)
+			}
+			if !errors.Is(errAtEnd, context.Canceled) {
+				t.Errorf("listener ctx ended with %v, want Canceled", errAtEnd)
+			}
+			// The END_TRANSACTION was attempted on a client being closed; the
+			// mock takes it, a real client fails it and the broker checks later.
+			if _, oneway := log.get(); len(oneway) > 1 {
+				t.Errorf("%d END_TRANSACTION", len(oneway))
+			}
+		})
 	}
 }
 
@@ -589,5 +641,236 @@ func TestPlainProducerNoMember(t *testing.T) {
 	env := newMockProducer(t, nil)
 	if env.member != nil {
 		t.Errorf("plain producer registered %T", env.member)
+	}
+}
+
+// TestTransactionLocalCtxFollowsCaller: the caller's cancellation reaches
+// ExecuteLocal's ctx however the listener waits, and a ctx kept past
+// ExecuteLocal reports itself over.
+func TestTransactionLocalCtxFollowsCaller(t *testing.T) {
+	for _, viaDone := range []bool{true, false} {
+		t.Run(fmt.Sprintf("viaDone=%v", viaDone), func(t *testing.T) {
+			entered := make(chan struct{})
+			var kept context.Context
+			l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
+				kept = ctx
+				close(entered)
+				if viaDone {
+					<-ctx.Done()
+				} else {
+					testutil.Poll(time.Minute, func() bool { return ctx.Err() != nil })
+				}
+				if !errors.Is(ctx.Err(), context.Canceled) {
+					t.Errorf("listener ctx ended with %v", ctx.Err())
+				}
+				return LocalCommit
+			}}
+			tp, _, _ := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
+				return okResp(remoting.Success, 0, 1), nil
+			})
+			defer tp.Shutdown(context.Background())
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				m, _ := NewMessage("T", []byte("x"))
+				_, err := tp.SendInTransaction(ctx, m, nil)
+				done <- err
+			}()
+			<-entered
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("SendInTransaction: %v", err)
+			}
+			select {
+			case <-kept.Done():
+			default:
+				t.Error("a ctx kept past ExecuteLocal is not done")
+			}
+		})
+	}
+}
+
+// returnsWithin runs f and fails the test when it has not returned after d.
+func returnsWithin(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s has not returned after %v", what, d)
+	}
+}
+
+// TestTransactionShutdownFromListener: Shutdown called from ExecuteLocal or
+// CheckLocal returns once everything but that call has stopped, and the
+// call itself then ends.
+func TestTransactionShutdownFromListener(t *testing.T) {
+	okSend := func(*remoting.Command) (*remoting.Command, error) { return okResp(remoting.Success, 0, 1), nil }
+	cases := []struct {
+		name string
+		// shutdownCtx is the ctx the listener gives Shutdown.
+		shutdownCtx func(listener context.Context) (context.Context, context.CancelFunc)
+		wantErr     error
+	}{
+		{"listener ctx", func(l context.Context) (context.Context, context.CancelFunc) { return context.WithCancel(l) }, nil},
+		{"own ctx with deadline", func(context.Context) (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 100*time.Millisecond)
+		}, context.DeadlineExceeded},
+	}
+	for _, tc := range cases {
+		t.Run("ExecuteLocal/"+tc.name, func(t *testing.T) {
+			var tp *TransactionProducer
+			var shutErr error
+			l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
+				sctx, cancel := tc.shutdownCtx(ctx)
+				defer cancel()
+				shutErr = tp.Shutdown(sctx)
+				return LocalCommit
+			}}
+			tp, _, _ = newMockTx(t, l, "T", "broker-a", okSend)
+			returnsWithin(t, 10*time.Second, "SendInTransaction calling Shutdown", func() {
+				m, _ := NewMessage("T", []byte("x"))
+				res, err := tp.SendInTransaction(context.Background(), m, nil)
+				if err != nil || res.State != LocalCommit {
+					t.Errorf("SendInTransaction %+v, %v", res, err)
+				}
+			})
+			if !errors.Is(shutErr, tc.wantErr) || (tc.wantErr == nil && shutErr != nil) {
+				t.Errorf("Shutdown: %v, want %v", shutErr, tc.wantErr)
+			}
+			if tp.ClientID() != "" {
+				t.Error("producer still running")
+			}
+		})
+	}
+	for _, bg := range []bool{true, false} {
+		t.Run(fmt.Sprintf("CheckLocal/background=%v", bg), func(t *testing.T) {
+			var tp *TransactionProducer
+			shut := make(chan error, 1)
+			l := &txListener{check: func(ctx context.Context, _ *rocketmq.MessageExt) LocalState {
+				sctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				if bg {
+					sctx, cancel = context.WithCancel(context.Background())
+				}
+				defer cancel()
+				shut <- tp.Shutdown(sctx)
+				return LocalCommit
+			}}
+			var env *mockEnv
+			tp, env, _ = newMockTx(t, l, "T", "broker-a", nil)
+			env.member.CheckTransactionState(context.Background(), "addr-broker-a",
+				&rocketmq.MessageExt{Message: rocketmq.Message{Topic: "T"}}, &remoting.CheckTransactionStateRequestHeader{})
+			select {
+			case err := <-shut:
+				if err != nil {
+					t.Errorf("Shutdown: %v", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Shutdown from CheckLocal has not returned")
+			}
+			if tp.ClientID() != "" {
+				t.Error("producer still running")
+			}
+		})
+	}
+}
+
+// TestTransactionShutdownAbandons: a listener call that ignores its
+// cancelled ctx keeps Shutdown only a grace past its ctx; the call, when
+// it ends, does not disturb the stopped producer.
+func TestTransactionShutdownAbandons(t *testing.T) {
+	for _, local := range []bool{true, false} {
+		t.Run(fmt.Sprintf("local=%v", local), func(t *testing.T) {
+			release := make(chan struct{})
+			entered := make(chan struct{}, 1)
+			block := func() LocalState { entered <- struct{}{}; <-release; return LocalCommit }
+			l := &txListener{
+				exec:  func(context.Context, *rocketmq.Message, any) LocalState { return block() },
+				check: func(context.Context, *rocketmq.MessageExt) LocalState { return block() },
+			}
+			tp, env, _ := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
+				return okResp(remoting.Success, 0, 1), nil
+			})
+			sent := make(chan struct{})
+			if local {
+				go func() {
+					defer close(sent)
+					m, _ := NewMessage("T", []byte("x"))
+					if _, err := tp.SendInTransaction(context.Background(), m, nil); err != nil {
+						t.Errorf("SendInTransaction: %v", err)
+					}
+				}()
+			} else {
+				close(sent)
+				env.member.CheckTransactionState(context.Background(), "addr-broker-a",
+					&rocketmq.MessageExt{Message: rocketmq.Message{Topic: "T"}}, &remoting.CheckTransactionStateRequestHeader{})
+			}
+			<-entered
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			returnsWithin(t, 10*time.Second, "Shutdown", func() {
+				if err := tp.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("Shutdown: %v", err)
+				}
+			})
+			close(release)
+			<-sent
+		})
+	}
+}
+
+// TestTransactionShutdownKeptCtx: Shutdown given the ctx of an ExecuteLocal
+// that has returned (and is over) still waits its grace for the local
+// transactions in progress.
+func TestTransactionShutdownKeptCtx(t *testing.T) {
+	var kept context.Context
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	var calls sync.Mutex
+	n := 0
+	l := &txListener{exec: func(ctx context.Context, _ *rocketmq.Message, _ any) LocalState {
+		calls.Lock()
+		n++
+		first := n == 1
+		calls.Unlock()
+		if first {
+			kept = ctx
+			return LocalCommit
+		}
+		entered <- struct{}{}
+		<-release
+		return LocalRollback
+	}}
+	tp, _, log := newMockTx(t, l, "T", "broker-a", func(*remoting.Command) (*remoting.Command, error) {
+		return okResp(remoting.Success, 0, 1), nil
+	})
+	m, _ := NewMessage("T", []byte("x"))
+	if _, err := tp.SendInTransaction(context.Background(), m, nil); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if _, err := tp.SendInTransaction(context.Background(), m, nil); err != nil {
+			t.Errorf("second SendInTransaction: %v", err)
+		}
+	}()
+	<-entered
+	shut := make(chan error, 1)
+	go func() { shut <- tp.Shutdown(kept) }()
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v while a local transaction runs", err)
+	case <-time.After(200 * time.Millisecond): // the wait is the assertion
+	}
+	close(release)
+	// The kept ctx is over, so the wait was its grace.
+	if err := <-shut; !errors.Is(err, context.Canceled) {
+		t.Errorf("Shutdown: %v, want Canceled", err)
+	}
+	<-done
+	if _, oneway := log.get(); len(oneway) != 2 {
+		t.Errorf("%d END_TRANSACTION, want both", len(oneway))
 	}
 }

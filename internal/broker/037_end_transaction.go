@@ -53,7 +53,9 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c *server.Conn, req *
 			"state", h.CommitOrRollback, "fromCheck", h.FromTransactionCheck, "remark", req.Remark)
 		return nil
 	}
-	half, resp := b.preparedMessage(&h)
+	buf := b.tx.recs.Get().(*[]byte)
+	defer b.tx.recs.Put(buf)
+	half, resp := b.preparedMessage(&h, buf)
 	if resp != nil {
 		return resp
 	}
@@ -63,9 +65,12 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c *server.Conn, req *
 	case errors.Is(err, errTxDecided):
 		// A second decision (a late END_TRANSACTION after a check answer,
 		// or the other way round) changes nothing; Java would store the
-		// commit again.
-		b.log.Debug("end transaction for a decided transaction", "producer", c.String(), "group", h.ProducerGroup,
-			"msgId", h.MsgID, "commit", commit, "fromCheck", h.FromTransactionCheck)
+		// commit again. Logged with the offsets, so that a decision that
+		// should have applied (a transaction discarded after its checks)
+		// can be traced.
+		b.log.Info("end transaction ignored: transaction decided or unknown", "producer", c.String(), "group", h.ProducerGroup,
+			"msgId", h.MsgID, "commitLogOffset", h.CommitLogOffset, "queueOffset", h.TranStateTableOffset,
+			"commit", commit, "fromCheck", h.FromTransactionCheck)
 	case errors.Is(err, errTxNoRealTopic):
 		return remoting.NewResponse(remoting.SystemError, err.Error())
 	default:
@@ -76,9 +81,10 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c *server.Conn, req *
 
 // preparedMessage loads the half message END_TRANSACTION names and checks
 // it as Java's checkPrepareMessage does. Beyond Java, the record must be a
-// half message: an offset of any other record is "not found".
-func (b *Broker) preparedMessage(h *remoting.EndTransactionRequestHeader) (halfRecord, *remoting.Command) {
-	half, err := b.tx.recordAt(h.CommitLogOffset)
+// half message: an offset of any other record is "not found". The record
+// is read into buf (see recordInto).
+func (b *Broker) preparedMessage(h *remoting.EndTransactionRequestHeader, buf *[]byte) (halfRecord, *remoting.Command) {
+	half, err := b.tx.recordInto(buf, h.CommitLogOffset)
 	if err != nil || string(half.v.Topic) != rocketmq.TopicTransHalf {
 		return half, remoting.NewResponse(remoting.SystemError, remarkTxNotFound)
 	}

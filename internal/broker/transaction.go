@@ -20,17 +20,21 @@ import (
 // check service (txcheck.go) asks a producer of the group about half
 // messages nobody decided.
 //
-// Decided once. A transaction is its producer group and UNIQ_KEY: the
-// check service re-puts an undecided half message at the end of the half
-// queue before each check, so one transaction may have several half
-// records, and the original producer's late END_TRANSACTION and the answer
-// to a check may both arrive. pending holds the undecided transactions
-// with the queue offset of their latest half record; a decision is applied
-// only while its transaction is pending and removes it, under mu, so a
-// second decision changes nothing. pending is rebuilt at start from the
-// half records after the check progress and the op records after the op
-// progress (see txService.load and txService.round for why that range
-// suffices).
+// Decided once. A transaction is its producer group and UNIQ_KEY together
+// with its first half record: the check service re-puts an undecided half
+// message at the end of the half queue before each check, so one
+// transaction may have several half records, and the original producer's
+// late END_TRANSACTION and the answer to a check may both arrive. A client
+// may also send a later transaction with the same UNIQ_KEY (Java's sets it
+// on the caller's Message, so a Message sent again repeats it). pending
+// holds the undecided transactions with the queue offsets of their first
+// and latest half records; a decision is applied only while its
+// transaction is pending and only to a record at or after the first one
+// (an earlier record is an earlier transaction's), and removes it, under
+// mu, so a second decision changes nothing. pending is rebuilt at start by
+// replaying, in commit-log order, the half records after the check
+// progress and the op records after the op progress (see txService.load
+// and txService.round for why that range suffices).
 
 // Names of the transaction system group and op tag (Java
 // TransactionalMessageUtil).
@@ -46,8 +50,10 @@ type txService struct {
 	// mu orders half puts, decisions and check re-puts, so that pending
 	// always agrees with the half and op queues.
 	mu      sync.Mutex
-	pending map[uint64]int64 // txKey → queue offset of the latest half record
-	seed    maphash.Seed     // of txKey: random, so nobody can make keys collide
+	pending map[uint64]txPending // by txKey
+	seed    maphash.Seed         // of txKey: random, so nobody can make keys collide
+
+	recs sync.Pool // *[]byte: buffers END_TRANSACTION reads half records into
 
 	// Owned by the check goroutine: the queue ends seen at the start of
 	// the previous round (txcheck.go).
@@ -56,8 +62,16 @@ type txService struct {
 }
 
 func newTxService(b *Broker) *txService {
-	return &txService{b: b, pending: make(map[uint64]int64), seed: maphash.MakeSeed()}
+	t := &txService{b: b, pending: make(map[uint64]txPending), seed: maphash.MakeSeed()}
+	t.recs.New = func() any { return new([]byte) }
+	return t
 }
+
+// txPending is an undecided transaction: the half queue offsets of its
+// first and latest records. Every record of the transaction lies in
+// [first, latest]; every record of an earlier one with the key before
+// first.
+type txPending struct{ first, latest int64 }
 
 // txKey identifies a transaction by a 64-bit hash of producer group and
 // UNIQ_KEY: pending costs a few dozen bytes per transaction whatever the
@@ -85,7 +99,24 @@ func (t *txService) key(h *halfRecord) uint64 { return t.txKey(h.group, h.uniq) 
 
 // recordAt reads and scans the record at a commit-log offset.
 func (t *txService) recordAt(phys int64) (halfRecord, error) {
-	rec, err := t.b.store.MessageAt(phys)
+	return t.recordInto(nil, phys)
+}
+
+// maxPooledRecord bounds the record buffers kept for reuse.
+const maxPooledRecord = 64 << 10
+
+// recordInto is recordAt reading into *buf (grown as needed): the record's
+// fields, its body included, point into *buf, so they are good only until
+// *buf is reused. A nil buf reads into a fresh copy.
+func (t *txService) recordInto(buf *[]byte, phys int64) (halfRecord, error) {
+	var dst []byte
+	if buf != nil {
+		dst = (*buf)[:0]
+	}
+	rec, err := t.b.store.AppendMessageAt(dst, phys)
+	if buf != nil && cap(rec) <= maxPooledRecord {
+		*buf = rec
+	}
 	if err != nil {
 		return halfRecord{}, err
 	}
@@ -142,39 +173,105 @@ func (t *txService) progress(topic string) int64 {
 
 // load rebuilds pending (New, before anything is served). Every undecided
 // transaction has a half record at or after the check progress, and every
-// decision about such a record is at or after the op progress; records
-// that cannot be read are skipped (a decision whose half record is gone
+// decision about such a record is at or after the op progress. Half and op
+// records are replayed in commit-log order, the order they were written
+// in under mu, so an op record removes only what was pending when it was
+// written, never a later transaction with the same key. Records that
+// cannot be read are skipped (a decision whose half record is gone
 // concerns no readable record either).
 func (t *txService) load() {
-	st := t.b.store
-	for off, end := t.progress(rocketmq.TopicTransHalf), st.MaxOffset(rocketmq.TopicTransHalf, 0); off < end; off++ {
-		h, err := t.queueRecord(rocketmq.TopicTransHalf, off)
-		if err != nil {
-			continue
+	half := t.cursor(rocketmq.TopicTransHalf)
+	op := t.cursor(rocketmq.TopicTransOpHalf)
+	for half.ok || (op.ok && len(t.pending) > 0) {
+		if half.ok && (!op.ok || half.phys < op.phys) {
+			t.loadHalf(half.off, half.phys)
+			half.next()
+		} else {
+			t.loadOp(op.phys)
+			op.next()
 		}
-		t.pending[t.key(&h)] = off
-	}
-	if len(t.pending) == 0 {
-		return
-	}
-	for off, end := t.progress(rocketmq.TopicTransOpHalf), st.MaxOffset(rocketmq.TopicTransOpHalf, 0); off < end; off++ {
-		op, err := t.queueRecord(rocketmq.TopicTransOpHalf, off)
-		if err != nil || op.tags != opTagRemove {
-			continue
-		}
-		halfOff, err := strconv.ParseInt(string(op.v.Body), 10, 64)
-		if err != nil {
-			continue
-		}
-		h, err := t.queueRecord(rocketmq.TopicTransHalf, halfOff)
-		if err != nil {
-			continue
-		}
-		delete(t.pending, t.key(&h))
 	}
 	if n := len(t.pending); n > 0 {
 		t.b.log.Info("undecided transactions restored", "count", n)
 	}
+}
+
+// loadHalf replays the half record at queue offset off. The first record
+// seen of a transaction may be a copy the check service put again, whose
+// original lies before the check progress: then the original's offset is
+// its TRAN_PREPARED_QUEUE_OFFSET when it has one (an immunity copy), and
+// unknown otherwise, when any earlier record of the key counts as the
+// transaction's.
+func (t *txService) loadHalf(off, phys int64) {
+	h, err := t.recordAt(phys)
+	if err != nil {
+		return
+	}
+	key := t.key(&h)
+	if p, ok := t.pending[key]; ok {
+		p.latest = off
+		t.pending[key] = p
+		return
+	}
+	first := off
+	if prepared, err := strconv.ParseInt(h.prepared, 10, 64); err == nil && prepared >= 0 && prepared < off {
+		first = prepared
+	} else if h.checkTimes != "" {
+		first = 0
+	}
+	t.pending[key] = txPending{first: first, latest: off}
+}
+
+// loadOp replays the op record at commit-log offset phys.
+func (t *txService) loadOp(phys int64) {
+	op, err := t.recordAt(phys)
+	if err != nil || op.tags != opTagRemove {
+		return
+	}
+	halfOff, err := strconv.ParseInt(string(op.v.Body), 10, 64)
+	if err != nil {
+		return
+	}
+	h, err := t.queueRecord(rocketmq.TopicTransHalf, halfOff)
+	if err != nil {
+		return
+	}
+	key := t.key(&h)
+	if p, ok := t.pending[key]; ok && halfOff >= p.first {
+		delete(t.pending, key)
+	}
+}
+
+// txCursor walks queue 0 of a transaction topic from the check service's
+// progress, with the commit-log offset of each readable entry.
+type txCursor struct {
+	t        *txService
+	topic    string
+	off, end int64
+	phys     int64
+	ok       bool // off is an entry and phys its commit-log offset
+}
+
+func (t *txService) cursor(topic string) *txCursor {
+	c := &txCursor{t: t, topic: topic, off: t.progress(topic), end: t.b.store.MaxOffset(topic, 0)}
+	c.seek()
+	return c
+}
+
+// seek moves to the first readable entry at or after off.
+func (c *txCursor) seek() {
+	for ; c.off < c.end; c.off++ {
+		if e, err := c.t.b.store.ConsumeQueueEntry(c.topic, 0, c.off); err == nil {
+			c.phys, c.ok = e.PhysicalOffset, true
+			return
+		}
+	}
+	c.ok = false
+}
+
+func (c *txCursor) next() {
+	c.off++
+	c.seek()
 }
 
 // errTxTooMany reports a half message refused because
@@ -186,81 +283,91 @@ func (t *txService) putHalf(ctx context.Context, put *store.PutRequest, group st
 	key := t.txKey(group, put.UniqKey)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.pending[key]; !ok && len(t.pending) >= t.b.cfg.TransactionMaxPending {
+	p, ok := t.pending[key]
+	if !ok && len(t.pending) >= t.b.cfg.TransactionMaxPending {
 		return store.PutResult{}, errTxTooMany
 	}
 	res, err := t.b.store.PutMessage(ctx, put)
 	if err != nil {
 		return res, err
 	}
-	t.pending[key] = res.QueueOffset
+	// A half message sent again while its key is pending (a send retry)
+	// joins that transaction; otherwise a new one starts here.
+	if !ok {
+		p.first = res.QueueOffset
+	}
+	p.latest = res.QueueOffset
+	t.pending[key] = p
 	return res, nil
 }
 
 // errTxDecided reports an END_TRANSACTION for a transaction already
-// decided (or discarded after too many checks).
+// decided (or discarded after too many checks), or for a record of an
+// earlier transaction with the same key.
 var errTxDecided = errors.New("rocketmq: transaction already decided")
 
 // decide applies commit or rollback to the transaction of half record h,
-// once. commit stores the message to its real topic; then an op record is
-// written. It returns errTxDecided when the transaction was not pending,
-// and the store's error when the commit could not be stored (the
-// transaction stays pending).
+// once. commit stores the message to its real topic and the op record in
+// one store call (both or neither); rollback the op record only. It returns
+// errTxDecided when the transaction was not pending, and the store's error
+// when the commit could not be stored (the transaction stays pending).
 func (t *txService) decide(ctx context.Context, h *halfRecord, commit bool) error {
 	key := t.key(h)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.pending[key]; !ok {
+	if p, ok := t.pending[key]; !ok || h.v.QueueOffset < p.first {
 		return errTxDecided
 	}
+	var pbuf [96]byte
+	var bbuf [20]byte
 	if commit {
-		put, err := t.b.finalMessage(h)
+		final, err := t.b.finalMessage(h)
 		if err != nil {
 			return err
 		}
-		res, err := t.b.store.PutMessage(ctx, &put)
+		puts := [2]store.PutRequest{final, t.opRequest(h.v.QueueOffset, pbuf[:0], bbuf[:0])}
+		res, err := t.b.store.PutRecords(ctx, puts[:])
 		if err != nil {
 			return err
 		}
 		t.b.stats.addPut(res.MsgCount, res.WroteBytes)
-	}
-	if err := t.putOp(ctx, h.v.QueueOffset); err != nil {
-		// The decision holds in memory; after a restart the transaction is
-		// checked again.
-		t.b.log.Error("write transaction op record", "halfOffset", h.v.QueueOffset, "err", err)
+	} else {
+		op := t.opRequest(h.v.QueueOffset, pbuf[:0], bbuf[:0])
+		res, err := t.b.store.PutMessage(ctx, &op)
+		if err != nil {
+			// The decision holds in memory; after a restart the
+			// transaction is checked again.
+			t.b.log.Error("write transaction op record", "halfOffset", h.v.QueueOffset, "err", err)
+		} else {
+			t.b.stats.addPut(res.MsgCount, res.WroteBytes)
+		}
 	}
 	delete(t.pending, key)
 	return nil
 }
 
-// putOp writes the op record of the half record at halfOffset (Java
+// opRequest is the op record of the half record at halfOffset (Java
 // TransactionalMessageBridge.addRemoveTagInTransactionOp): tag d, body the
-// offset in decimal, WAIT=false, a fresh UNIQ_KEY.
-func (t *txService) putOp(ctx context.Context, halfOffset int64) error {
+// offset in decimal, WAIT=false, a fresh UNIQ_KEY. props and body are
+// scratch space for the encoded properties and body.
+func (t *txService) opRequest(halfOffset int64, props, body []byte) store.PutRequest {
 	b := t.b
 	uniq := b.ids.NewID()
-	var pbuf [96]byte
-	props := message.AppendProperty(pbuf[:0], 0, rocketmq.PropertyTags, opTagRemove)
+	props = message.AppendProperty(props, 0, rocketmq.PropertyTags, opTagRemove)
 	props = message.AppendProperty(props, 0, rocketmq.PropertyWaitStoreMsgOK, "false")
 	props = message.AppendProperty(props, 0, rocketmq.PropertyUniqKey, uniq)
-	put := store.PutRequest{
+	return store.PutRequest{
 		RecordFields: message.RecordFields{
 			BornTimestamp: b.now(),
 			BornHost:      b.storeHost,
 			StoreHost:     b.storeHost,
-			Body:          strconv.AppendInt(nil, halfOffset, 10),
+			Body:          strconv.AppendInt(body, halfOffset, 10),
 			Topic:         rocketmq.TopicTransOpHalf,
 			Properties:    string(props),
 		},
 		TagsCode: message.TagHash(opTagRemove),
 		UniqKey:  uniq,
 	}
-	res, err := b.store.PutMessage(ctx, &put)
-	if err != nil {
-		return err
-	}
-	b.stats.addPut(res.MsgCount, res.WroteBytes)
-	return nil
 }
 
 // finalMessage is the committed copy of half record h (Java

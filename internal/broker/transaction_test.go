@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -636,5 +639,139 @@ func TestTransactionSyncFlush(t *testing.T) {
 	e.endOK(h, remoting.TransactionCommit, false)
 	if n := e.realCount("TxSync", 0); n != 1 {
 		t.Fatalf("real topic holds %d, want 1", n)
+	}
+}
+
+// realWhich is the "which" property of each message in topic/queue, in
+// order.
+func (e txEnv) realWhich(topic string, queue int32) []string {
+	var out []string
+	for _, m := range e.read(topic, queue) {
+		out = append(out, m.Properties["which"])
+	}
+	return out
+}
+
+// A later transaction reusing an earlier one's UNIQ_KEY (a client that
+// sets the key on a Message object sent again) is a transaction of its
+// own: decisions about the earlier one's records do not touch it, and a
+// restart keeps it open.
+func TestTransactionReusedUniqKey(t *testing.T) {
+	cases := []struct {
+		name    string
+		restart string // "", "clean", "crash"
+		late    bool   // a late check answer commits the first again
+	}{
+		{"late decision", "", true},
+		{"restart clean", "clean", false},
+		{"restart crash", "crash", false},
+		{"late decision after restart", "clean", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour })
+			first := e.sendHalf("TxReuse", 0, "UNIQ-R", "which", "one")
+			e.endOK(first, remoting.TransactionCommit, false)
+			second := e.sendHalf("TxReuse", 0, "UNIQ-R", "which", "two")
+			if tc.restart != "" {
+				e.restart(tc.restart == "clean")
+			}
+			if tc.late {
+				e.endOK(first, remoting.TransactionCommit, true)
+			}
+			e.endOK(second, remoting.TransactionCommit, false)
+			e.endOK(second, remoting.TransactionCommit, true) // a duplicate changes nothing
+			if got := e.realWhich("TxReuse", 0); !slices.Equal(got, []string{"one", "two"}) {
+				t.Fatalf("real topic holds %q, want [one two]", got)
+			}
+		})
+	}
+}
+
+// The original producer's decision about a half record the check service
+// has already put again, and the answer to the check about the copy, across
+// a restart: the message is delivered once, and nothing is checked again.
+func TestTransactionRestartLateOriginal(t *testing.T) {
+	for _, order := range []string{"original first", "check answer first"} {
+		t.Run(order, func(t *testing.T) {
+			eachStop(t, func(t *testing.T, clean bool) {
+				e := txTestBroker(t, func(c *Config) { c.OffsetFlushInterval = 50 * time.Millisecond })
+				p := newTxProducer(t, e, "producer-1", txTestGroup)
+				h := e.sendHalf("TxLate", 0, "UNIQ-L")
+				p.nextCheck(t, 5*time.Second)
+				c := p.nextCheck(t, 5*time.Second) // the check progress has passed h
+				testutil.WaitFor(t, 5*time.Second, "check progress past the original", func() bool {
+					off, ok := e.b.offsets.query(groupTransCheck, rocketmq.TopicTransHalf, 0)
+					return ok && off > h.queueOffset
+				})
+				firstEnd, secondEnd := h, c.half()
+				if order != "original first" {
+					firstEnd, secondEnd = secondEnd, firstEnd
+				}
+				e.endOK(firstEnd, remoting.TransactionCommit, firstEnd == c.half())
+				e.restart(clean)
+				p = newTxProducer(t, e, "producer-2", txTestGroup)
+				e.endOK(secondEnd, remoting.TransactionCommit, secondEnd == c.half())
+				p.noCheck(t, time.Second, 0)
+				if n := e.realCount("TxLate", 0); n != 1 {
+					t.Fatalf("real topic holds %d, want 1", n)
+				}
+			})
+		})
+	}
+}
+
+// logRecords collects log records at Info and above.
+type logRecords struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (l *logRecords) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelInfo }
+func (l *logRecords) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.recs = append(l.recs, r.Clone())
+	return nil
+}
+func (l *logRecords) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logRecords) WithGroup(string) slog.Handler      { return l }
+
+// find returns the attributes of the first record whose message contains
+// msg.
+func (l *logRecords) find(msg string) (map[string]string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.recs {
+		if strings.Contains(r.Message, msg) {
+			attrs := map[string]string{}
+			r.Attrs(func(a slog.Attr) bool { attrs[a.Key] = a.Value.String(); return true })
+			return attrs, true
+		}
+	}
+	return nil, false
+}
+
+// An END_TRANSACTION that changes nothing is visible in the log at Info
+// with the group and both offsets.
+func TestEndTransactionIgnoredLogged(t *testing.T) {
+	logs := &logRecords{}
+	e := txTestBroker(t, func(c *Config) { c.TransactionCheckInterval = time.Hour; c.Logger = slog.New(logs) })
+	h := e.sendHalf("TxLog", 0, "UNIQ-LOG")
+	e.endOK(h, remoting.TransactionCommit, false)
+	if _, ok := logs.find("end transaction ignored"); ok {
+		t.Fatal("the first decision was logged as ignored")
+	}
+	e.endOK(h, remoting.TransactionRollback, true)
+	attrs, ok := logs.find("end transaction ignored")
+	if !ok {
+		t.Fatal("no Info record for an ignored END_TRANSACTION")
+	}
+	want := map[string]string{"group": txTestGroup, "msgId": h.uniq,
+		"commitLogOffset": strconv.FormatInt(h.phys, 10), "queueOffset": strconv.FormatInt(h.queueOffset, 10)}
+	for k, v := range want {
+		if attrs[k] != v {
+			t.Errorf("log %s = %q, want %q (%v)", k, attrs[k], v, attrs)
+		}
 	}
 }

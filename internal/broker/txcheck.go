@@ -97,7 +97,7 @@ func (t *txService) checkOne(ctx context.Context, off int64) txStep {
 		b.topics.ensure(rocketmq.TopicTransCheckMaxTime, 1, rocketmq.PermRead|rocketmq.PermWrite)
 	}
 	t.mu.Lock()
-	if latest, ok := t.pending[key]; !ok || latest != off {
+	if p, ok := t.pending[key]; !ok || p.latest != off {
 		t.mu.Unlock()
 		return txNext // decided, discarded, or a later record stands for it
 	}
@@ -164,7 +164,9 @@ func (t *txService) reputLocked(ctx context.Context, h *halfRecord, key uint64, 
 		return res, err
 	}
 	t.b.stats.addPut(res.MsgCount, res.WroteBytes)
-	t.pending[key] = res.QueueOffset
+	p := t.pending[key]
+	p.latest = res.QueueOffset
+	t.pending[key] = p
 	return res, nil
 }
 

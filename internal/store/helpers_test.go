@@ -198,6 +198,12 @@ func checkAll(t testing.TB, s *Store, all []stored) {
 				t.Fatalf("MessageAt(%d): %v", st.res.PhysicalOffset, err)
 			}
 			sameBytes(t, "MessageAt", got, want)
+			prefix := []byte("prefix")
+			got, err = s.AppendMessageAt(prefix, st.res.PhysicalOffset)
+			if err != nil {
+				t.Fatalf("AppendMessageAt(%d): %v", st.res.PhysicalOffset, err)
+			}
+			sameBytes(t, "AppendMessageAt", got, append(prefix, want...))
 		}
 	}
 }

@@ -133,7 +133,7 @@ func (s *Store) PutMessage(ctx context.Context, req *PutRequest) (PutResult, err
 	}
 	metas := [1]recMeta{{req: req, size: len(buf), sysFlag: sys}}
 	s.mu.Lock()
-	res, err := s.appendLocked(buf, metas[:])
+	res, err := s.appendLocked(buf, metas[:], nil)
 	s.mu.Unlock()
 	s.putBuf(bp, buf)
 	if err != nil {
@@ -141,6 +141,80 @@ func (s *Store) PutMessage(ctx context.Context, req *PutRequest) (PutResult, err
 	}
 	s.afterPut(ctx, metas[:], &res, req.WaitFlush)
 	return res, nil
+}
+
+// maxRecords bounds a PutRecords call.
+const maxRecords = 8
+
+// PutRecords appends a few records, each to its own queue, as consecutive
+// records in one commit-log segment under one lock: all of them or none
+// are written. A transaction decision stores its committed message and its
+// op record this way. PhysicalOffsets is not filled.
+func (s *Store) PutRecords(ctx context.Context, reqs []PutRequest) (PutResult, error) {
+	if len(reqs) == 0 || len(reqs) > maxRecords {
+		return PutResult{}, fmt.Errorf("%w: %d records in one put (1 to %d)", ErrInvalidMessage, len(reqs), maxRecords)
+	}
+	var metaBuf [maxRecords]recMeta
+	var qBuf [maxRecords]*consumeQueue
+	metas := metaBuf[:len(reqs)]
+	bp := s.getBuf()
+	buf := (*bp)[:0]
+	wait := false
+	for i := range reqs {
+		r := &reqs[i]
+		if err := s.checkRequest(r); err != nil {
+			s.putBuf(bp, buf)
+			return PutResult{}, err
+		}
+		off := len(buf)
+		var sys int32
+		var err error
+		buf, sys, err = r.RecordFields.AppendRecord(buf)
+		if err != nil {
+			s.putBuf(bp, buf)
+			return PutResult{}, fmt.Errorf("%w: %v", ErrInvalidMessage, err)
+		}
+		metas[i] = recMeta{req: r, off: off, size: len(buf) - off, sysFlag: sys}
+		wait = wait || r.WaitFlush
+	}
+	s.mu.Lock()
+	res, err := s.appendLocked(buf, metas, qBuf[:len(reqs)])
+	s.mu.Unlock()
+	s.putBuf(bp, buf)
+	if err != nil {
+		return PutResult{}, err
+	}
+	s.afterPut(ctx, metas, &res, wait)
+	return res, nil
+}
+
+// queuesLocked finds (creating them if needed) the queue qs[i] of each
+// record of a PutRecords call that is dispatched (nil for the others), with
+// its queue offset, and makes room for the entries. The queues are kept
+// apart from metas so that the requests metas points to do not escape with
+// them. Caller holds mu.
+func (s *Store) queuesLocked(metas []recMeta, qs []*consumeQueue) error {
+	for i := range metas {
+		m := &metas[i]
+		if !isDispatched(m.sysFlag) {
+			continue
+		}
+		q, err := s.queueLocked(m.req.Topic, m.req.QueueID)
+		if err != nil {
+			return err
+		}
+		qo := q.max.Load()
+		for j := range i {
+			if qs[j] == q {
+				qo++
+			}
+		}
+		if err := q.ensure(qo, s); err != nil {
+			return err
+		}
+		qs[i], m.qo = q, qo
+	}
+	return nil
 }
 
 // PutMessages appends a batch to one queue as consecutive records with
@@ -175,7 +249,7 @@ func (s *Store) PutMessages(ctx context.Context, reqs []PutRequest) (PutResult, 
 		wait = wait || r.WaitFlush
 	}
 	s.mu.Lock()
-	res, err := s.appendLocked(buf, metas)
+	res, err := s.appendLocked(buf, metas, nil)
 	s.mu.Unlock()
 	s.putBuf(bp, buf)
 	if err != nil {
@@ -192,7 +266,9 @@ func (s *Store) PutMessages(ctx context.Context, reqs []PutRequest) (PutResult, 
 // appendLocked writes the encoded records in buf at the end of the commit
 // log, patching in their offsets and store time, and dispatches them.
 // Everything that can fail is done before the first byte is written.
-func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err error) {
+// The records go to the queue of the first, or with qs (PutRecords) each to
+// its own.
+func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (res PutResult, err error) {
 	if s.closed.Load() {
 		return res, ErrClosed
 	}
@@ -210,9 +286,16 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 	var q *consumeQueue
 	var qo int64
 	n := int64(0)
-	for i := range metas {
-		if isDispatched(metas[i].sysFlag) {
-			n++
+	mixed := qs != nil
+	if mixed {
+		if err = s.queuesLocked(metas, qs); err != nil {
+			return res, err
+		}
+	} else {
+		for i := range metas {
+			if isDispatched(metas[i].sysFlag) {
+				n++
+			}
 		}
 	}
 	if n > 0 {
@@ -235,7 +318,10 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 		m := &metas[i]
 		b := buf[m.off : m.off+m.size]
 		m.phys = phys + int64(m.off)
-		if isDispatched(m.sysFlag) {
+		switch {
+		case mixed:
+			m.dispatched = qs[i] != nil
+		case isDispatched(m.sysFlag):
 			m.qo, m.dispatched = qo, true
 			qo++
 		}
@@ -272,7 +358,11 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 	for i := range metas {
 		m := &metas[i]
 		if m.dispatched {
-			q.put(m.qo, cqEntry{phys: m.phys, size: int32(m.size), tags: m.req.TagsCode}, s)
+			mq := q
+			if mixed {
+				mq = qs[i]
+			}
+			mq.put(m.qo, cqEntry{phys: m.phys, size: int32(m.size), tags: m.req.TagsCode}, s)
 		}
 	}
 	if !s.cfg.DisableIndex {
@@ -280,7 +370,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta) (res PutResult, err er
 		for i := range metas {
 			m := &metas[i]
 			if m.sysFlag&message.FlagTransactionMask != message.FlagTransactionRoll {
-				s.indexRecordLocked(first.Topic, m.req.UniqKey, m.req.Keys, m.phys, storeTs)
+				s.indexRecordLocked(m.req.Topic, m.req.UniqKey, m.req.Keys, m.phys, storeTs)
 			}
 		}
 		s.idx.mu.Unlock()

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"runtime/debug"
@@ -376,19 +375,29 @@ func (s *Store) ConsumeQueueEntry(topic string, queueID int32, offset int64) (_ 
 // MessageAt returns a copy of the record at a commit-log offset
 // (VIEW_MESSAGE_BY_ID). An offset that is not the start of a stored record
 // gives ErrNotFound.
-func (s *Store) MessageAt(phys int64) (b []byte, err error) {
+func (s *Store) MessageAt(phys int64) ([]byte, error) {
+	b, err := s.AppendMessageAt(nil, phys)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// AppendMessageAt is MessageAt appending the record to dst, so that a
+// caller that reads many records can reuse one buffer.
+func (s *Store) AppendMessageAt(dst []byte, phys int64) (b []byte, err error) {
 	s.life.RLock()
 	defer s.life.RUnlock()
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return dst, ErrClosed
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer faultGuard(&err)
 	rec := s.recordAtPhys(phys)
 	if rec == nil {
-		return nil, fmt.Errorf("%w: commit-log offset %d", ErrNotFound, phys)
+		return dst, fmt.Errorf("%w: commit-log offset %d", ErrNotFound, phys)
 	}
-	return bytes.Clone(rec), nil
+	return append(dst, rec...), nil
 }
 
 // recordAtPhys returns the validated record starting at phys, or nil.

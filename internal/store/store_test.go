@@ -485,6 +485,9 @@ func TestMessageAtInvalidOffsets(t *testing.T) {
 		if _, err := s.MessageAt(off); !errors.Is(err, ErrNotFound) {
 			t.Errorf("MessageAt(%d): %v", off, err)
 		}
+		if b, err := s.AppendMessageAt([]byte("x"), off); !errors.Is(err, ErrNotFound) || string(b) != "x" {
+			t.Errorf("AppendMessageAt(%d): %q, %v", off, b, err)
+		}
 	}
 }
 
@@ -567,6 +570,102 @@ func TestConfigValidation(t *testing.T) {
 				s.Close()
 				t.Fatal("Open succeeded")
 			}
+		})
+	}
+}
+
+// TestPutRecords: records of several queues in one put land back to back,
+// each in its own queue at the next offset, indexed under its own topic; a
+// record that is not dispatched takes no queue offset; a bad record or a
+// wrong count writes nothing.
+func TestPutRecords(t *testing.T) {
+	cfg := testConfig(t)
+	s := openStore(t, cfg)
+	all := []stored{put(t, s, msg{topic: "A", queue: 0, body: "before"})}
+	for _, tc := range []struct {
+		name string
+		ms   []msg
+	}{
+		{"two queues", []msg{{topic: "A", queue: 0, body: "a1", uniq: "u-a1"}, {topic: "OP", queue: 0, body: "op1", tags: "d", uniq: "u-op1"}}},
+		{"new queue and a repeated one", []msg{{topic: "A", queue: 3, body: "a3"}, {topic: "A", queue: 0, body: "a2"}, {topic: "A", queue: 3, body: "a3b", keys: "k1 k2"}}},
+		{"prepared record between", []msg{{topic: "A", queue: 0, body: "a4"}, {topic: "HALF", queue: 0, body: "h", sys: message.FlagTransactionPrep}, {topic: "OP", queue: 0, body: "op2"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reqs := make([]PutRequest, len(tc.ms))
+			for i, m := range tc.ms {
+				reqs[i] = *m.req()
+			}
+			start := s.CommitLogMaxOffset()
+			res, err := s.PutRecords(context.Background(), reqs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.MsgCount != len(tc.ms) || res.PhysicalOffset != start {
+				t.Fatalf("result %+v, want %d records at %d", res, len(tc.ms), start)
+			}
+			phys := res.PhysicalOffset
+			for i, m := range tc.ms {
+				qo := s.MaxOffset(m.topic, m.queue) - 1
+				for _, later := range tc.ms[i+1:] {
+					if later.topic == m.topic && later.queue == m.queue {
+						qo--
+					}
+				}
+				if m.sys == message.FlagTransactionPrep {
+					qo = 0
+				}
+				st := stored{m, PutResult{PhysicalOffset: phys, QueueOffset: qo, StoreTimestamp: res.StoreTimestamp}}
+				want := st.expectRecord(t)
+				got, err := s.MessageAt(phys)
+				if err != nil {
+					t.Fatalf("record %d: MessageAt(%d): %v", i, phys, err)
+				}
+				sameBytes(t, fmt.Sprintf("record %d", i), got, want)
+				if m.sys != message.FlagTransactionPrep {
+					all = append(all, st)
+				}
+				phys += int64(len(want))
+			}
+			if phys != res.End() {
+				t.Fatalf("records end at %d, result says %d", phys, res.End())
+			}
+			checkAll(t, s, all)
+		})
+	}
+	if _, err := s.QueryByKey("OP", "u-op1", 0, 0, time.Now().UnixMilli()+1000); err != nil {
+		t.Errorf("op record not indexed under its topic: %v", err)
+	} else if q, _ := s.QueryByKey("OP", "u-op1", 0, 0, time.Now().UnixMilli()+1000); q.Messages != 1 {
+		t.Errorf("op record indexed %d times under its topic, want 1", q.Messages)
+	}
+	if q, _ := s.QueryByKey("A", "k2", 0, 0, time.Now().UnixMilli()+1000); q.Messages != 1 {
+		t.Errorf("keys of the third record: %d hits, want 1", q.Messages)
+	}
+
+	end := s.CommitLogMaxOffset()
+	for _, tc := range []struct {
+		name string
+		ms   []msg
+	}{
+		{"none", nil},
+		{"too many", make([]msg, maxRecords+1)},
+		{"one bad", []msg{{topic: "A", queue: 0, body: "ok"}, {topic: "../x", queue: 0, body: "x"}}},
+		{"bad queue id", []msg{{topic: "A", queue: 0, body: "ok"}, {topic: "OP", queue: -1, body: "x"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reqs := make([]PutRequest, len(tc.ms))
+			for i, m := range tc.ms {
+				if m.topic == "" {
+					m = msg{topic: "A", body: "x"}
+				}
+				reqs[i] = *m.req()
+			}
+			if _, err := s.PutRecords(context.Background(), reqs); !errors.Is(err, ErrInvalidMessage) {
+				t.Fatalf("got %v, want ErrInvalidMessage", err)
+			}
+			if got := s.CommitLogMaxOffset(); got != end {
+				t.Fatalf("commit log grew from %d to %d", end, got)
+			}
+			checkAll(t, s, all)
 		})
 	}
 }

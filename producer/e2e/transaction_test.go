@@ -453,3 +453,71 @@ func TestE2ETransactionConcurrent(t *testing.T) {
 	exactly(t, seen, commits...)
 	t.Logf("%d transactions, %d committed", n, len(commits))
 }
+
+// shutdownInExec is a listener whose ExecuteLocal shuts its own producer
+// down before answering commit.
+type shutdownInExec struct {
+	p   *producer.TransactionProducer
+	err chan error
+}
+
+func (s *shutdownInExec) ExecuteLocal(ctx context.Context, _ *rocketmq.Message, _ any) producer.LocalState {
+	s.err <- s.p.Shutdown(ctx)
+	return producer.LocalCommit
+}
+
+func (s *shutdownInExec) CheckLocal(context.Context, *rocketmq.MessageExt) producer.LocalState {
+	return producer.LocalUnknown
+}
+
+// TestE2ETransactionShutdownInListener: a producer shut down from its own
+// ExecuteLocal stops and SendInTransaction returns; that decision goes
+// nowhere, and another instance of the group answers the check: the
+// message is visible once.
+func TestE2ETransactionShutdownInListener(t *testing.T) {
+	e := startTx(t)
+	topic := e.txTopic(t)
+	group := txGroup(t, "")
+	l := &shutdownInExec{err: make(chan error, 1)}
+	p1, err := producer.NewTransactional(l, producer.WithGroup(group), producer.WithNameServers(e.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.p = p1
+	if err := p1.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m, err := producer.NewMessage(topic, []byte("body"), producer.Keys("tx"), producer.Tag("TagTx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type out struct {
+		res *producer.TransactionResult
+		err error
+	}
+	done := make(chan out, 1)
+	go func() {
+		res, err := p1.SendInTransaction(context.Background(), m, nil)
+		done <- out{res, err}
+	}()
+	var o out
+	select {
+	case o = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("SendInTransaction whose listener shut the producer down has not returned")
+	}
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if err := <-l.err; err != nil {
+		t.Errorf("Shutdown from ExecuteLocal: %v", err)
+	}
+	if p1.ClientID() != "" {
+		t.Error("the producer still runs")
+	}
+	second := newDecisions(group)
+	second.set("tx", producer.LocalCommit, producer.LocalCommit)
+	e.newTx(t, group, second)
+	seen := e.waitVisible(t, topic, e.checkWait, o.res.TransactionID)
+	exactly(t, seen, o.res.TransactionID)
+}
