@@ -87,17 +87,13 @@ type halfRecord struct {
 
 func (t *txService) key(h *halfRecord) uint64 { return t.txKey(h.group, h.uniq) }
 
-// recordAt reads and scans the record at a commit-log offset.
-func (t *txService) recordAt(phys int64) (halfRecord, error) {
-	return t.recordInto(nil, phys)
-}
-
 // maxPooledRecord bounds the record buffers kept for reuse.
 const maxPooledRecord = 64 << 10
 
-// recordInto is recordAt reading into *buf (grown as needed): the record's
-// fields, its body included, point into *buf, so they are good only until
-// *buf is reused. A nil buf reads into a fresh copy.
+// recordInto reads and scans the record at a commit-log offset into *buf
+// (grown as needed): the record's fields, its body included, point into
+// *buf, so they are good only until *buf is reused; the properties are a
+// string of their own. A nil buf reads into a fresh copy.
 func (t *txService) recordInto(buf *[]byte, phys int64) (halfRecord, error) {
 	var dst []byte
 	if buf != nil {
@@ -142,13 +138,14 @@ func (t *txService) recordInto(buf *[]byte, phys int64) (halfRecord, error) {
 	return h, nil
 }
 
-// queueRecord reads the record at a queue offset of topic's queue 0.
-func (t *txService) queueRecord(topic string, off int64) (halfRecord, error) {
+// queueRecord reads the record at a queue offset of topic's queue 0 into
+// buf (see recordInto).
+func (t *txService) queueRecord(buf *[]byte, topic string, off int64) (halfRecord, error) {
 	e, err := t.b.store.ConsumeQueueEntry(topic, 0, off)
 	if err != nil {
 		return halfRecord{}, err
 	}
-	return t.recordAt(e.PhysicalOffset)
+	return t.recordInto(buf, e.PhysicalOffset)
 }
 
 // progress is the check service's next offset in topic's queue 0.
@@ -168,8 +165,9 @@ func (t *txService) progress(topic string) int64 {
 // concerns no readable record either).
 func (t *txService) load() {
 	st := t.b.store
+	var buf []byte // one record at a time
 	for off, end := t.progress(rocketmq.TopicTransHalf), st.MaxOffset(rocketmq.TopicTransHalf, 0); off < end; off++ {
-		h, err := t.queueRecord(rocketmq.TopicTransHalf, off)
+		h, err := t.queueRecord(&buf, rocketmq.TopicTransHalf, off)
 		if err != nil {
 			continue
 		}
@@ -179,7 +177,7 @@ func (t *txService) load() {
 		return
 	}
 	for off, end := t.progress(rocketmq.TopicTransOpHalf), st.MaxOffset(rocketmq.TopicTransOpHalf, 0); off < end; off++ {
-		op, err := t.queueRecord(rocketmq.TopicTransOpHalf, off)
+		op, err := t.queueRecord(&buf, rocketmq.TopicTransOpHalf, off)
 		if err != nil || op.tags != opTagRemove {
 			continue
 		}
@@ -187,7 +185,7 @@ func (t *txService) load() {
 		if err != nil {
 			continue
 		}
-		h, err := t.queueRecord(rocketmq.TopicTransHalf, halfOff)
+		h, err := t.queueRecord(&buf, rocketmq.TopicTransHalf, halfOff)
 		if err != nil {
 			continue
 		}
