@@ -97,17 +97,13 @@ type halfRecord struct {
 
 func (t *txService) key(h *halfRecord) uint64 { return t.txKey(h.group, h.uniq) }
 
-// recordAt reads and scans the record at a commit-log offset.
-func (t *txService) recordAt(phys int64) (halfRecord, error) {
-	return t.recordInto(nil, phys)
-}
-
 // maxPooledRecord bounds the record buffers kept for reuse.
 const maxPooledRecord = 64 << 10
 
-// recordInto is recordAt reading into *buf (grown as needed): the record's
-// fields, its body included, point into *buf, so they are good only until
-// *buf is reused. A nil buf reads into a fresh copy.
+// recordInto reads and scans the record at a commit-log offset into *buf
+// (grown as needed): the record's fields, its body included, point into
+// *buf, so they are good only until *buf is reused; the properties are a
+// string of their own. A nil buf reads into a fresh copy.
 func (t *txService) recordInto(buf *[]byte, phys int64) (halfRecord, error) {
 	var dst []byte
 	if buf != nil {
@@ -152,13 +148,14 @@ func (t *txService) recordInto(buf *[]byte, phys int64) (halfRecord, error) {
 	return h, nil
 }
 
-// queueRecord reads the record at a queue offset of topic's queue 0.
-func (t *txService) queueRecord(topic string, off int64) (halfRecord, error) {
+// queueRecord reads the record at a queue offset of topic's queue 0 into
+// buf (see recordInto).
+func (t *txService) queueRecord(buf *[]byte, topic string, off int64) (halfRecord, error) {
 	e, err := t.b.store.ConsumeQueueEntry(topic, 0, off)
 	if err != nil {
 		return halfRecord{}, err
 	}
-	return t.recordAt(e.PhysicalOffset)
+	return t.recordInto(buf, e.PhysicalOffset)
 }
 
 // progress is the check service's next offset in topic's queue 0.
@@ -180,14 +177,15 @@ func (t *txService) progress(topic string) int64 {
 // cannot be read are skipped (a decision whose half record is gone
 // concerns no readable record either).
 func (t *txService) load() {
+	var buf []byte // one record at a time
 	half := t.cursor(rocketmq.TopicTransHalf)
 	op := t.cursor(rocketmq.TopicTransOpHalf)
 	for half.ok || (op.ok && len(t.pending) > 0) {
 		if half.ok && (!op.ok || half.phys < op.phys) {
-			t.loadHalf(half.off, half.phys)
+			t.loadHalf(&buf, half.off, half.phys)
 			half.next()
 		} else {
-			t.loadOp(op.phys)
+			t.loadOp(&buf, op.phys)
 			op.next()
 		}
 	}
@@ -202,8 +200,8 @@ func (t *txService) load() {
 // its TRAN_PREPARED_QUEUE_OFFSET when it has one (an immunity copy), and
 // unknown otherwise, when any earlier record of the key counts as the
 // transaction's.
-func (t *txService) loadHalf(off, phys int64) {
-	h, err := t.recordAt(phys)
+func (t *txService) loadHalf(buf *[]byte, off, phys int64) {
+	h, err := t.recordInto(buf, phys)
 	if err != nil {
 		return
 	}
@@ -223,8 +221,8 @@ func (t *txService) loadHalf(off, phys int64) {
 }
 
 // loadOp replays the op record at commit-log offset phys.
-func (t *txService) loadOp(phys int64) {
-	op, err := t.recordAt(phys)
+func (t *txService) loadOp(buf *[]byte, phys int64) {
+	op, err := t.recordInto(buf, phys)
 	if err != nil || op.tags != opTagRemove {
 		return
 	}
@@ -232,7 +230,7 @@ func (t *txService) loadOp(phys int64) {
 	if err != nil {
 		return
 	}
-	h, err := t.queueRecord(rocketmq.TopicTransHalf, halfOff)
+	h, err := t.queueRecord(buf, rocketmq.TopicTransHalf, halfOff)
 	if err != nil {
 		return
 	}

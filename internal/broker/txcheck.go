@@ -59,12 +59,13 @@ func (t *txService) round(ctx context.Context) {
 	t.mu.Unlock()
 	start := t.progress(rocketmq.TopicTransHalf)
 	off := start
+	var buf []byte // the record in hand; nothing keeps it past checkOne
 	for off < snap.half && ctx.Err() == nil {
 		if minOff := st.MinOffset(rocketmq.TopicTransHalf, 0); off < minOff {
 			off = minOff
 			continue
 		}
-		if t.checkOne(ctx, off) == txStop {
+		if t.checkOne(ctx, &buf, off) == txStop {
 			break
 		}
 		off++
@@ -78,10 +79,10 @@ func (t *txService) round(ctx context.Context) {
 	t.prev, t.hasPrev = snap, true
 }
 
-// checkOne handles the half record at queue offset off.
-func (t *txService) checkOne(ctx context.Context, off int64) txStep {
+// checkOne handles the half record at queue offset off, read into buf.
+func (t *txService) checkOne(ctx context.Context, buf *[]byte, off int64) txStep {
 	b := t.b
-	h, err := t.queueRecord(rocketmq.TopicTransHalf, off)
+	h, err := t.queueRecord(buf, rocketmq.TopicTransHalf, off)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) || errors.Is(err, message.ErrCorruptRecord) {
 			b.log.Warn("half message unreadable, skipping", "offset", off, "err", err)

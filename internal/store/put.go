@@ -174,7 +174,9 @@ func (s *Store) PutRecords(ctx context.Context, reqs []PutRequest) (PutResult, e
 			s.putBuf(bp, buf)
 			return PutResult{}, fmt.Errorf("%w: %v", ErrInvalidMessage, err)
 		}
-		metas[i] = recMeta{req: r, off: off, size: len(buf) - off, sysFlag: sys}
+		// Into the array, not through the slice: a store through a slice
+		// would make every request escape.
+		metaBuf[i] = recMeta{req: r, off: off, size: len(buf) - off, sysFlag: sys}
 		wait = wait || r.WaitFlush
 	}
 	s.mu.Lock()
