@@ -1,0 +1,657 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/consumer"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
+)
+
+// Ordered messages carry their ordering key and their place in the key's
+// sequence as properties, so that a handler call can be checked without
+// knowing what was sent.
+const (
+	propKey = "e2e_key"
+	propSeq = "e2e_seq"
+)
+
+// orderedKeys returns n keys spread evenly over queues queues by the hash
+// selector (n/queues keys on each), so that every queue carries traffic.
+func orderedKeys(n, queues int) []string {
+	per := make([]int, queues)
+	var keys []string
+	for i := 0; len(keys) < n; i++ {
+		k := fmt.Sprintf("order-%d", i)
+		if q := producer.StringKey(k).Index(queues); per[q] < n/queues {
+			per[q]++
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// sendOrdered sends seqs [from, to) of key with the hash selector, batch
+// messages per send (a batch goes to one queue, in order).
+func sendOrdered(ctx context.Context, p *producer.Producer, topic, key string, from, to, batch int) error {
+	s := p.With(producer.ShardBy(producer.StringKey(key)))
+	for lo := from; lo < to; lo += batch {
+		var msgs []*rocketmq.Message
+		for seq := lo; seq < min(lo+batch, to); seq++ {
+			m, err := producer.NewMessage(topic, fmt.Appendf(nil, "%s #%d", key, seq),
+				producer.Keys(key), producer.Property(propKey, key), producer.Property(propSeq, strconv.Itoa(seq)))
+			if err != nil {
+				return err
+			}
+			msgs = append(msgs, m)
+		}
+		if _, err := s.Send(ctx, msgs...); err != nil {
+			return fmt.Errorf("send %s %d..%d: %w", key, lo, lo+len(msgs)-1, err)
+		}
+	}
+	return nil
+}
+
+// seqMsg is one message of a handler call.
+type seqMsg struct {
+	id        string
+	key       string
+	seq       int
+	offset    int64
+	reconsume int32
+}
+
+// hcall is one orderly handler call: the member, the queue, when it ran
+// and what it got.
+type hcall struct {
+	member     string
+	queue      int32
+	start, end time.Time
+	msgs       []seqMsg
+}
+
+// orderlyLog records every handler call of the members of a test.
+type orderlyLog struct {
+	mu      sync.Mutex
+	calls   []hcall
+	acked   map[string]int // messages acknowledged per member
+	stopped map[string]time.Time
+}
+
+func newOrderlyLog() *orderlyLog {
+	return &orderlyLog{acked: map[string]int{}, stopped: map[string]time.Time{}}
+}
+
+// handler records each call of member; then (nil: OrderlySuccess) decides
+// its result from the call's messages.
+func (l *orderlyLog) handler(member string, then func(msgs []seqMsg) (consumer.OrderlyResult, error)) consumer.OrderlyHandler {
+	return func(ctx context.Context, msgs []*rocketmq.MessageExt) (res consumer.OrderlyResult, err error) {
+		c := hcall{member: member, queue: -1, start: time.Now()}
+		for _, m := range msgs {
+			seq, err := strconv.Atoi(m.Property(propSeq))
+			if err != nil {
+				seq = -1
+			}
+			if c.queue == -1 {
+				c.queue = m.QueueID
+			} else if c.queue != m.QueueID {
+				c.queue = -2 // one call mixed queues: reported by check
+			}
+			c.msgs = append(c.msgs, seqMsg{id: m.MsgID, key: m.Property(propKey), seq: seq, offset: m.QueueOffset, reconsume: m.ReconsumeTimes})
+		}
+		res = consumer.OrderlyResult(-1) // stays so when then panics
+		// Recorded on the way out, also when then panics.
+		defer func() {
+			c.end = time.Now()
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.calls = append(l.calls, c)
+			if res == consumer.OrderlySuccess && err == nil {
+				l.acked[member] += len(msgs)
+			}
+		}()
+		if then == nil {
+			return consumer.OrderlySuccess, nil
+		}
+		return then(c.msgs)
+	}
+}
+
+// stop records that member's Shutdown returned.
+func (l *orderlyLog) stop(member string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.stopped[member] = time.Now()
+}
+
+func (l *orderlyLog) ackedBy(member string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.acked[member]
+}
+
+func (l *orderlyLog) ackedTotal() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, v := range l.acked {
+		n += v
+	}
+	return n
+}
+
+func (l *orderlyLog) snapshot() []hcall {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.calls)
+}
+
+// stoppedAt returns when member's Shutdown returned, if it did.
+func (l *orderlyLog) stoppedAt(member string) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.stopped[member]
+	return at, ok
+}
+
+// startOrderly starts a consumer of group with an orderly subscription to
+// topic.
+func (e *env) startOrderly(t *testing.T, group, topic string, h consumer.OrderlyHandler, opts ...consumer.Option) *consumer.PushConsumer {
+	t.Helper()
+	c := e.newConsumer(t, group, opts...)
+	if err := c.SubscribeOrderly(topic, consumer.All, h); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// orderReport is what checkOrder found besides the errors it reports.
+type orderReport struct {
+	duplicates int            // messages consumed again after a hand-over
+	periods    int            // ownership periods over all queues
+	perMember  map[string]int // messages per member
+}
+
+// checkOrder checks the handler calls of an orderly group of a topic
+// whose keys were each sent as the sequence 0..perKey-1 to the queue the
+// hash selector picks among queues:
+//
+//   - every call holds consecutive messages of one queue, the key's queue;
+//   - per queue, no two calls overlap in time, whoever the members: a
+//     queue is consumed by one call at a time;
+//   - per member and key, the sequence numbers strictly increase;
+//   - per queue, within an ownership period (consecutive calls of one
+//     member) each key's sequence and the queue offsets are contiguous, and
+//     a period starts no later than right after what was consumed before
+//     it (no gap), so that merged in time every key's sequence is complete;
+//   - no member consumed after its Shutdown returned.
+//
+// A period that starts before the end of what was consumed before it
+// consumes those messages again: exactly once says no such duplicate.
+func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int, exactlyOnce bool) orderReport {
+	t.Helper()
+	rep := orderReport{perMember: map[string]int{}}
+	calls := log.snapshot()
+	slices.SortStableFunc(calls, func(a, b hcall) int { return a.start.Compare(b.start) })
+	keyQueue := map[string]int32{}
+	for _, k := range keys {
+		keyQueue[k] = int32(producer.StringKey(k).Index(queues))
+	}
+	errs := 0
+	fail := func(format string, args ...any) {
+		if errs++; errs <= 20 {
+			t.Errorf(format, args...)
+		}
+	}
+
+	byQueue := map[int32][]hcall{}
+	memberLast := map[string]int{} // member/key -> last seq
+	for _, c := range calls {
+		if end, ok := log.stoppedAt(c.member); ok && c.end.After(end) {
+			fail("member %s consumed %s/%d after its Shutdown returned", c.member, c.msgs[0].key, c.msgs[0].seq)
+		}
+		if c.queue < 0 {
+			fail("member %s: one call held messages of several queues", c.member)
+			continue
+		}
+		byQueue[c.queue] = append(byQueue[c.queue], c)
+		for i, m := range c.msgs {
+			want, ok := keyQueue[m.key]
+			if !ok || m.seq < 0 {
+				fail("member %s: message %s of queue %d carries key %q seq %d", c.member, m.id, c.queue, m.key, m.seq)
+				continue
+			}
+			if want != c.queue {
+				fail("key %s found on queue %d, the hash selector picks %d", m.key, c.queue, want)
+			}
+			if i > 0 && m.offset != c.msgs[i-1].offset+1 {
+				fail("queue %d: one call held offsets %d then %d", c.queue, c.msgs[i-1].offset, m.offset)
+			}
+			mk := c.member + "/" + m.key
+			if last, ok := memberLast[mk]; ok && m.seq <= last {
+				fail("member %s saw %s #%d after #%d", c.member, m.key, m.seq, last)
+			}
+			memberLast[mk] = m.seq
+			rep.perMember[c.member]++
+		}
+	}
+
+	next := map[string]int{} // per key: the first seq not consumed yet
+	for q, cs := range byQueue {
+		nextOffset, prevOffset := int64(-1), int64(-1)
+		for i, c := range cs {
+			if i > 0 && c.start.Before(cs[i-1].end) {
+				fail("queue %d consumed by %s (from %s #%d) while %s's call (from %s #%d) still ran",
+					q, c.member, c.msgs[0].key, c.msgs[0].seq, cs[i-1].member, cs[i-1].msgs[0].key, cs[i-1].msgs[0].seq)
+			}
+			newPeriod := i == 0 || cs[i-1].member != c.member
+			if newPeriod {
+				rep.periods++
+			}
+			for j, m := range c.msgs {
+				switch {
+				case newPeriod && j == 0:
+					if nextOffset >= 0 && m.offset > nextOffset {
+						fail("queue %d: %s's period starts at offset %d, %d not consumed", q, c.member, m.offset, nextOffset)
+					}
+				case m.offset != prevOffset+1:
+					fail("queue %d: %s consumed offset %d after %d within one period", q, c.member, m.offset, prevOffset)
+				}
+				switch n := next[m.key]; {
+				case m.seq > n:
+					fail("key %s: #%d consumed by %s before #%d", m.key, m.seq, c.member, n)
+				case m.seq < n:
+					rep.duplicates++
+					if exactlyOnce {
+						fail("key %s: #%d consumed again by %s (queue %d, offset %d)", m.key, m.seq, c.member, q, m.offset)
+					}
+				}
+				next[m.key] = max(next[m.key], m.seq+1)
+				nextOffset = max(nextOffset, m.offset+1)
+				prevOffset = m.offset
+			}
+		}
+	}
+	for _, k := range keys {
+		if next[k] != perKey {
+			fail("key %s: consumed up to #%d of %d", k, next[k]-1, perKey)
+		}
+	}
+	if len(byQueue) != queues {
+		fail("%d queues consumed, want %d", len(byQueue), queues)
+	}
+	return rep
+}
+
+// TestOrderlyMembersComeAndGo: 16 keys × 2,000 messages sent with the
+// hash selector over 8 queues while the members of an orderly group come
+// and go (A alone; B joins; C joins; B leaves; A leaves; C finishes), with
+// one LOCK_BATCH_MQ request dropped on the in-process broker. See
+// checkOrder for what is checked of every handler call. On the in-process
+// broker each message is consumed exactly once: a leaving queue's offset
+// is committed before its lock is released, and a new owner reads it after
+// taking the lock. An external broker gets the same requests, but the
+// test only reports its duplicates: its offset table is not ours to vouch
+// for.
+func TestOrderlyMembersComeAndGo(t *testing.T) {
+	const (
+		queues  = 8
+		nKeys   = 16
+		perKey  = 2000
+		batch   = 25 // messages per send
+		nChunks = 5  // the stream is sent in chunks between membership changes
+	)
+	e := start(t)
+	topic := e.newTopic(t, queues)
+	g := group(t, "")
+	keys := orderedKeys(nKeys, queues)
+	log := newOrderlyLog()
+	opts := []consumer.Option{consumer.WithConsumeFrom(consumer.FromFirst),
+		consumer.WithRebalanceInterval(time.Second), consumer.WithConsumeBatchSize(4)}
+	members := map[string]*consumer.PushConsumer{}
+	join := func(name string) {
+		members[name] = e.startOrderly(t, g, topic, log.handler(name, nil), append(opts, consumer.WithInstanceName(name))...)
+	}
+	leave := func(name string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := members[name].Shutdown(ctx); err != nil {
+			t.Fatalf("member %s shutdown: %v", name, err)
+		}
+		log.stop(name)
+		delete(members, name)
+	}
+	current := func() []*consumer.PushConsumer {
+		var cs []*consumer.PushConsumer
+		for _, c := range members {
+			cs = append(cs, c)
+		}
+		return cs
+	}
+	p := e.newProducer(t)
+	// sendChunk sends the chunk-th part of every key's sequence, keys in
+	// parallel, and returns a wait for it.
+	sendChunk := func(chunk int) func() {
+		var wg sync.WaitGroup
+		errs := make(chan error, len(keys))
+		for _, k := range keys {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), wait)
+				defer cancel()
+				if err := sendOrdered(ctx, p, topic, k, chunk*perKey/nChunks, (chunk+1)*perKey/nChunks, batch); err != nil {
+					errs <- err
+				}
+			}()
+		}
+		return func() {
+			t.Helper()
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+		}
+	}
+	began := time.Now()
+
+	join("A")
+	sendChunk(0)()
+	// B joins while A works through the first chunk and the second is sent.
+	join("B")
+	sendChunk(1)()
+	waitBalanced(t, topic, queues, current()...)
+
+	var dropped atomic.Bool
+	if e.cluster != nil {
+		// The next lock request of the group gets no answer: the consumer
+		// that sent it must neither consume the queues it asked for nor
+		// stall on them.
+		err := e.cluster.Intercept(e.broker, remoting.LockBatchMQ, rmqtest.Fault{Drop: true, Times: 1,
+			Match: func(req *remoting.Command) bool {
+				var b remoting.LockBatchRequestBody
+				return b.DecodeJSON(req.Body) == nil && b.ConsumerGroup == g && dropped.CompareAndSwap(false, true)
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	join("C")
+	sendChunk(2)()
+	waitBalanced(t, topic, queues, current()...)
+
+	// B leaves while the fourth chunk is sent, once B and C have both
+	// consumed something.
+	done3 := sendChunk(3)
+	testutil.WaitFor(t, wait, "B and C consuming", func() bool { return log.ackedBy("B") > 0 && log.ackedBy("C") > 0 })
+	leave("B")
+	done3()
+	waitBalanced(t, topic, queues, current()...)
+
+	done4 := sendChunk(4)
+	leave("A")
+	done4()
+	total := nKeys * perKey
+	if !testutil.Poll(2*wait, func() bool { return log.ackedTotal() >= total }) {
+		t.Fatalf("%d of %d messages acknowledged", log.ackedTotal(), total)
+	}
+	e.waitConsumed(t, g, topic, int64(total))
+	elapsed := time.Since(began)
+
+	if e.cluster != nil && !dropped.Load() {
+		t.Error("no lock request of the group was dropped")
+	}
+	rep := checkOrder(t, log, keys, perKey, queues, e.cluster != nil)
+	for _, m := range []string{"A", "B", "C"} {
+		if rep.perMember[m] == 0 {
+			t.Errorf("member %s consumed nothing: %v", m, rep.perMember)
+		}
+	}
+	t.Logf("%d messages in %v: %d ownership periods over %d queues, %d consumed again, per member %v",
+		total, elapsed.Round(time.Millisecond), rep.periods, queues, rep.duplicates, rep.perMember)
+}
+
+// TestOrderlySuspend: a handler that suspends a message twice (by its
+// result, an error or a panic) sees it three times in place, ReconsumeTimes
+// 0, 1 and 2, each at least the suspend time after the previous call
+// returned, and nothing after it in the queue meanwhile.
+func TestOrderlySuspend(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		suspend func() (consumer.OrderlyResult, error)
+	}{
+		{"suspend", func() (consumer.OrderlyResult, error) { return consumer.SuspendQueue, nil }},
+		{"error", func() (consumer.OrderlyResult, error) { return consumer.OrderlySuccess, errors.New("not yet") }},
+		{"panic", func() (consumer.OrderlyResult, error) { panic("not yet") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const suspend = 300 * time.Millisecond
+			e := start(t)
+			topic := e.newTopic(t, 1)
+			g := group(t, "")
+			// Everything is stored before the consumer starts, so that the
+			// later messages are at hand while the second one is suspended.
+			p := e.newProducer(t)
+			if err := sendOrdered(context.Background(), p, topic, "k", 0, 4, 1); err != nil {
+				t.Fatal(err)
+			}
+			log := newOrderlyLog()
+			e.startOrderly(t, g, topic, log.handler("c", func(msgs []seqMsg) (consumer.OrderlyResult, error) {
+				if msgs[0].seq == 1 && msgs[0].reconsume < 2 {
+					return tc.suspend()
+				}
+				return consumer.OrderlySuccess, nil
+			}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithSuspendTime(suspend))
+			e.waitConsumed(t, g, topic, 4)
+
+			calls := log.snapshot()
+			var got []string
+			for _, c := range calls {
+				for _, m := range c.msgs {
+					got = append(got, fmt.Sprintf("#%d/%d", m.seq, m.reconsume))
+				}
+			}
+			want := []string{"#0/0", "#1/0", "#1/1", "#1/2", "#2/0", "#3/0"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("deliveries (seq/reconsume times) %v, want %v", got, want)
+			}
+			for i := 2; i <= 3; i++ {
+				if gap := calls[i].start.Sub(calls[i-1].end); gap < suspend {
+					t.Errorf("delivery %d came %v after the previous call returned, before the %v suspend time", i, gap, suspend)
+				}
+			}
+		})
+	}
+}
+
+// TestOrderlyMaxReconsume: with WithMaxReconsumeTimes(2) a message its
+// handler always suspends is delivered 3 times (ReconsumeTimes 0, 1, 2),
+// then moves to %DLQ%group, where a reader finds it with its body and
+// properties, and the queue goes on with the next message.
+func TestOrderlyMaxReconsume(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 1)
+	g := group(t, "")
+	p := e.newProducer(t)
+	if err := sendOrdered(context.Background(), p, topic, "k", 0, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	log := newOrderlyLog()
+	e.startOrderly(t, g, topic, log.handler("c", func(msgs []seqMsg) (consumer.OrderlyResult, error) {
+		if msgs[0].seq == 0 {
+			return consumer.SuspendQueue, nil
+		}
+		return consumer.OrderlySuccess, nil
+	}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithSuspendTime(100*time.Millisecond), consumer.WithMaxReconsumeTimes(2))
+	e.waitConsumed(t, g, topic, 2)
+
+	var got []string
+	var first string
+	for _, c := range log.snapshot() {
+		for _, m := range c.msgs {
+			got = append(got, fmt.Sprintf("#%d/%d", m.seq, m.reconsume))
+			if m.seq == 0 {
+				first = m.id
+			}
+		}
+	}
+	if want := []string{"#0/0", "#0/1", "#0/2", "#1/0"}; !slices.Equal(got, want) {
+		t.Fatalf("deliveries (seq/reconsume times) %v, want %v", got, want)
+	}
+
+	dead := newRecorder()
+	e.startConsumer(t, group(t, "_dlq"), dlqTopic(g), consumer.All, dead.handler("dlq", nil),
+		consumer.WithConsumeFrom(consumer.FromFirst))
+	dead.waitAll(t, []string{first}, 1)
+	d := dead.deliveries(first)[0].msg
+	if d.Topic != dlqTopic(g) || string(d.Body) != "k #0" || d.Property(propSeq) != "0" || !slices.Equal(d.Keys(), []string{"k"}) {
+		t.Errorf("dead letter: topic %s body %q properties %v", d.Topic, d.Body, d.Properties)
+	}
+	if dead.total() != 1 {
+		t.Errorf("%d dead letters, want 1", dead.total())
+	}
+}
+
+// TestOrderlyShutdownUnlocks: when one of two members shuts down, the
+// other takes its queues and consumes new messages on them well before
+// the broker's 60 s lock expiry: the leaving member unlocks its queues.
+func TestOrderlyShutdownUnlocks(t *testing.T) {
+	const queues = 8
+	e := start(t)
+	topic := e.newTopic(t, queues)
+	g := group(t, "")
+	var unlocked sync.Map // queues named by UNLOCK_BATCH_MQ requests of the group
+	if e.cluster != nil {
+		err := e.cluster.Intercept(e.broker, remoting.UnlockBatchMQ, rmqtest.Fault{Match: func(req *remoting.Command) bool {
+			var b remoting.UnlockBatchRequestBody
+			if b.DecodeJSON(req.Body) == nil && b.ConsumerGroup == g {
+				for _, q := range b.MQSet {
+					unlocked.Store(q.QueueID, q.Topic)
+				}
+			}
+			return false // observed, then served as usual
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := orderedKeys(queues, queues)
+	log := newOrderlyLog()
+	opts := []consumer.Option{consumer.WithConsumeFrom(consumer.FromFirst)}
+	a := e.startOrderly(t, g, topic, log.handler("A", nil), append(opts, consumer.WithInstanceName("A"))...)
+	b := e.startOrderly(t, g, topic, log.handler("B", nil), append(opts, consumer.WithInstanceName("B"))...)
+	waitBalanced(t, topic, queues, a, b)
+	p := e.newProducer(t)
+	for _, k := range keys {
+		if err := sendOrdered(context.Background(), p, topic, k, 0, 10, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitConsumed(t, g, topic, queues*10)
+	if log.ackedBy("A") == 0 || log.ackedBy("B") == 0 {
+		t.Fatalf("before the shutdown: A consumed %d, B %d", log.ackedBy("A"), log.ackedBy("B"))
+	}
+	ofA := assigned(a, topic)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log.stop("A")
+	stopped := time.Now()
+	for _, k := range keys {
+		if err := sendOrdered(context.Background(), p, topic, k, 10, 20, 5); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const limit = 20 * time.Second
+	// checkOrder below makes sure A consumed nothing after its Shutdown.
+	if !testutil.Poll(limit, func() bool { return log.ackedTotal() >= queues*20 }) {
+		t.Fatalf("%d of %d messages consumed within %v of A's shutdown", log.ackedTotal(), queues*20, limit)
+	}
+	t.Logf("B consumed A's queues %v after A's shutdown", time.Since(stopped).Round(time.Millisecond))
+	e.waitConsumed(t, g, topic, queues*20)
+	checkOrder(t, log, keys, 20, queues, e.cluster != nil)
+	if e.cluster != nil {
+		for _, q := range ofA {
+			if topic, ok := unlocked.Load(q.QueueID); !ok || topic != q.Topic {
+				t.Errorf("queue %v held by A was not unlocked", q)
+			}
+		}
+	}
+}
+
+// TestOrderlyBroadcasting: two broadcasting orderly members each get
+// every message once, in order per key and queue, and no lock request is
+// sent.
+func TestOrderlyBroadcasting(t *testing.T) {
+	const (
+		queues = 4
+		perKey = 50
+	)
+	e := start(t)
+	topic := e.newTopic(t, queues)
+	g := group(t, "")
+	var locks atomic.Int32
+	if e.cluster != nil {
+		for _, code := range []int32{remoting.LockBatchMQ, remoting.UnlockBatchMQ} {
+			err := e.cluster.Intercept(e.broker, code, rmqtest.Fault{Match: func(req *remoting.Command) bool {
+				var b remoting.LockBatchRequestBody
+				if b.DecodeJSON(req.Body) == nil && b.ConsumerGroup == g {
+					locks.Add(1)
+				}
+				return false
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	keys := orderedKeys(2*queues, queues)
+	dir := t.TempDir()
+	logs := map[string]*orderlyLog{}
+	var cs []*consumer.PushConsumer
+	for _, name := range []string{"b1", "b2"} {
+		logs[name] = newOrderlyLog()
+		cs = append(cs, e.startOrderly(t, g, topic, logs[name].handler(name, nil), consumer.WithModel(consumer.Broadcasting),
+			consumer.WithOffsetStoreDir(dir), consumer.WithInstanceName(name), consumer.WithConsumeFrom(consumer.FromFirst)))
+	}
+	for _, c := range cs {
+		testutil.WaitFor(t, wait, "every queue assigned to every member", func() bool { return len(assigned(c, topic)) == queues })
+	}
+	p := e.newProducer(t)
+	for _, k := range keys {
+		if err := sendOrdered(context.Background(), p, topic, k, 0, perKey, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, l := range logs {
+		if !testutil.Poll(wait, func() bool { return l.ackedTotal() >= len(keys)*perKey }) {
+			t.Fatalf("member %s consumed %d of %d", name, l.ackedTotal(), len(keys)*perKey)
+		}
+	}
+	for name, l := range logs {
+		t.Run(name, func(t *testing.T) { checkOrder(t, l, keys, perKey, queues, true) })
+	}
+	if n := locks.Load(); n != 0 {
+		t.Errorf("%d lock or unlock requests from a broadcasting group", n)
+	}
+}
