@@ -392,6 +392,8 @@ func TestOrderlyMembersComeAndGo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	} else {
+		t.Logf("no lock request dropped: needs the in-process cluster's fault controls (%s is set)", envExternal)
 	}
 	join("C")
 	sendChunk(2)()
