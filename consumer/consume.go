@@ -30,7 +30,8 @@ const (
 	expiredPerRound   = 16              // Java cleanExpiredMsg looks at 16 per queue
 )
 
-// consumeReq is one batch of one queue.
+// consumeReq is one batch of one queue, or with msgs nil an orderly
+// queue's consume task.
 type consumeReq struct {
 	q    *queueState
 	msgs []*rocketmq.MessageExt
@@ -74,7 +75,11 @@ func (r *runState) worker() {
 			return
 		}
 		for i, req := range reqs {
-			if !r.work.shut.Load() {
+			switch {
+			case r.work.shut.Load():
+			case req.msgs == nil:
+				r.consumeOrderly(req.q, &st)
+			default:
 				r.consume(req, &st)
 			}
 			buf[i] = nil
@@ -482,6 +487,9 @@ func (r *runState) sendToRetryTopic(ctx context.Context, m *rocketmq.MessageExt,
 }
 
 func (r *runState) cleanExpired() {
+	if r.c.orderly() {
+		return // Java's orderly service has no expiry sweep
+	}
 	r.qmu.Lock()
 	qs := make([]*queueState, 0, len(r.queues))
 	for _, q := range r.queues {

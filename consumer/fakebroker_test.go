@@ -40,6 +40,74 @@ type fakeCluster struct {
 	failCode  map[int32]int32 // request code → response code to answer instead
 	mute      map[int32]bool  // request codes never answered
 	checks    bool            // CHECK_CLIENT_CONFIG is served
+
+	// Queue locks (LOCK_BATCH_MQ / UNLOCK_BATCH_MQ): holder per group and
+	// queue, with no expiry; refuse makes a lock request leave the queue
+	// out of the answer.
+	locks  map[string]string
+	refuse map[rocketmq.MessageQueue]bool
+	events []string // "lock T/0", "pull T/0", "offset T/0=5", "unlock T/0", "unregister"
+}
+
+func lockKey(group string, mq rocketmq.MessageQueue) string {
+	return group + "/" + mq.Topic + "/" + strconv.Itoa(mq.QueueID)
+}
+
+func (f *fakeCluster) event(kind, topic string, qid int, suffix string) {
+	f.events = append(f.events, kind+" "+topic+"/"+strconv.Itoa(qid)+suffix)
+}
+
+// eventsSnapshot returns the recorded events.
+func (f *fakeCluster) eventsSnapshot() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.events)
+}
+
+func (f *fakeCluster) setRefuse(mq rocketmq.MessageQueue, v bool) {
+	f.mu.Lock()
+	f.refuse[mq] = v
+	f.mu.Unlock()
+}
+
+func (f *fakeCluster) lockHolder(group string, mq rocketmq.MessageQueue) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.locks[lockKey(group, mq)]
+}
+
+func (f *fakeCluster) lockBatch(req *remoting.Command) *remoting.Command {
+	var b remoting.LockBatchRequestBody
+	if err := b.DecodeJSON(req.Body); err != nil {
+		return remoting.NewResponse(remoting.SystemError, err.Error())
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var got []rocketmq.MessageQueue
+	for _, mq := range b.MQSet {
+		k := lockKey(b.ConsumerGroup, mq)
+		if req.Code == remoting.UnlockBatchMQ {
+			f.event("unlock", mq.Topic, mq.QueueID, "")
+			if f.locks[k] == b.ClientID {
+				delete(f.locks, k)
+			}
+			continue
+		}
+		f.event("lock", mq.Topic, mq.QueueID, "")
+		if f.refuse[mq] {
+			continue
+		}
+		if h := f.locks[k]; h == "" || h == b.ClientID {
+			f.locks[k] = b.ClientID
+			got = append(got, mq)
+		}
+	}
+	resp := ok()
+	if req.Code == remoting.LockBatchMQ {
+		body := remoting.LockBatchResponseBody{LockOKMQSet: got}
+		resp.Body = body.AppendJSON(nil, remoting.JSONFastjson)
+	}
+	return resp
 }
 
 var fakeHost = netip.MustParseAddrPort("127.0.0.1:10911")
@@ -54,6 +122,8 @@ func newFakeCluster(t *testing.T) *fakeCluster {
 		arrived:  make(chan struct{}),
 		failCode: map[int32]int32{},
 		mute:     map[int32]bool{},
+		locks:    map[string]string{},
+		refuse:   map[rocketmq.MessageQueue]bool{},
 	}
 	f.br = fakepeer.New(t, f.broker)
 	f.ns = fakepeer.New(t, f.nameServer)
@@ -188,6 +258,7 @@ func (f *fakeCluster) broker(req *remoting.Command) *remoting.Command {
 		var h remoting.UnregisterClientRequestHeader
 		_ = h.FromExt(req.Ext)
 		f.mu.Lock()
+		f.events = append(f.events, "unregister")
 		if h.ConsumerGroup != nil {
 			g := *h.ConsumerGroup
 			f.clients[g] = slices.DeleteFunc(f.clients[g], func(id string) bool { return id == h.ClientID })
@@ -222,6 +293,9 @@ func (f *fakeCluster) broker(req *remoting.Command) *remoting.Command {
 		var h remoting.UpdateConsumerOffsetRequestHeader
 		_ = h.FromExt(req.Ext)
 		f.setOffset(h.ConsumerGroup, h.Topic, int(h.QueueID), h.CommitOffset)
+		f.mu.Lock()
+		f.event("offset", h.Topic, int(h.QueueID), "="+strconv.FormatInt(h.CommitOffset, 10))
+		f.mu.Unlock()
 		return ok()
 	case remoting.GetMaxOffset:
 		var h remoting.GetMaxOffsetRequestHeader
@@ -249,6 +323,8 @@ func (f *fakeCluster) broker(req *remoting.Command) *remoting.Command {
 		return resp
 	case remoting.PullMessage:
 		return f.pull(req)
+	case remoting.LockBatchMQ, remoting.UnlockBatchMQ:
+		return f.lockBatch(req)
 	case remoting.CheckClientConfig:
 		var b remoting.CheckClientRequestBody
 		if err := b.DecodeJSON(req.Body); err != nil {
@@ -286,7 +362,11 @@ func (f *fakeCluster) broker(req *remoting.Command) *remoting.Command {
 		if rt := orig.Properties[rocketmq.PropertyRetryTopic]; rt != "" {
 			props[rocketmq.PropertyRetryTopic] = rt
 		}
-		f.putLocked(rocketmq.RetryTopic(h.Group), 0, orig.Body, orig.Properties[rocketmq.PropertyTags], props, orig.ReconsumeTimes+1)
+		to := rocketmq.RetryTopic(h.Group)
+		if h.DelayLevel < 0 {
+			to = "%DLQ%" + h.Group // as Java's broker: straight to the DLQ
+		}
+		f.putLocked(to, 0, orig.Body, orig.Properties[rocketmq.PropertyTags], props, orig.ReconsumeTimes+1)
 		return ok()
 	case remoting.SendMessageV2:
 		f.mu.Lock()
@@ -308,6 +388,9 @@ func (f *fakeCluster) pull(req *remoting.Command) *remoting.Command {
 		f.setOffset(h.ConsumerGroup, h.Topic, int(h.QueueID), h.CommitOffset)
 	}
 	mq := rocketmq.MessageQueue{Topic: h.Topic, BrokerName: "broker-a", QueueID: int(h.QueueID)}
+	f.mu.Lock()
+	f.event("pull", h.Topic, int(h.QueueID), "")
+	f.mu.Unlock()
 	deadline := time.After(100 * time.Millisecond)
 	for {
 		f.mu.Lock()

@@ -91,7 +91,7 @@ func (m *member) RunningInfo() *remoting.ConsumerRunningInfo {
 		remoting.PropNamesrvAddr:            strings.Join(r.cli.NameServers(), ";"),
 		remoting.PropConsumeType:            remoting.ConsumeTypePassively,
 		remoting.PropClientVersion:          "V4_9_8",
-		remoting.PropConsumeOrderly:         "false",
+		remoting.PropConsumeOrderly:         strconv.FormatBool(r.c.orderly()),
 		remoting.PropThreadPoolCoreSize:     strconv.Itoa(cfg.consumeGoroutines),
 		remoting.PropConsumerStartTimestamp: strconv.FormatInt(r.started.UnixMilli(), 10),
 	}
@@ -121,6 +121,9 @@ func (m *member) RunningInfo() *remoting.ConsumerRunningInfo {
 			Droped:               dropped,
 			LastPullTimestamp:    lastPull,
 			LastConsumeTimestamp: lastConsume,
+			Locked:               q.locked.Load(),
+			LastLockTimestamp:    q.lastLock.Load(),
+			TryUnlockTimes:       q.tryUnlockTimes.Load(),
 		}
 	}
 	return info
@@ -138,11 +141,14 @@ func instanceOf(id string) string {
 }
 
 // ConsumeDirectly runs the handler of msg's topic on msg alone (Java
-// ConsumeMessageConcurrentlyService.consumeMessageDirectly); nothing is
-// acknowledged or given back.
+// ConsumeMessageConcurrentlyService / ConsumeMessageOrderlyService
+// .consumeMessageDirectly); nothing is acknowledged or given back.
 func (m *member) ConsumeDirectly(ctx context.Context, msg *rocketmq.MessageExt, brokerName string) *remoting.ConsumeMessageDirectlyResult {
 	r := m.r
-	res := &remoting.ConsumeMessageDirectlyResult{AutoCommit: true}
+	// Java's orderly service answers with order set; SuspendQueue reads
+	// as RetryLater through the adapter, CR_LATER as Java's
+	// SUSPEND_CURRENT_QUEUE_A_MOMENT.
+	res := &remoting.ConsumeMessageDirectlyResult{AutoCommit: true, Order: r.c.orderly()}
 	if msg.BrokerName == "" {
 		msg.BrokerName = brokerName
 	}

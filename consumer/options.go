@@ -40,6 +40,11 @@ type config struct {
 	interceptors        []Interceptor
 	suspendTime         time.Duration // orderly: how long SuspendQueue stops a queue
 	suspendBrokerMillis time.Duration // long-poll hold asked of the broker
+
+	// Orderly clustering queue locks (Java RebalanceImpl's constants, not
+	// options there either; tests shorten them).
+	lockInterval time.Duration // renewal period, REBALANCE_LOCK_INTERVAL
+	lockMaxLive  time.Duration // client-side expiry, REBALANCE_LOCK_MAX_LIVE_TIME
 }
 
 func defaultConfig() config {
@@ -65,6 +70,8 @@ func defaultConfig() config {
 		consumeTimeout:      15 * time.Minute,
 		persistInterval:     5 * time.Second,
 		suspendBrokerMillis: 15 * time.Second,
+		lockInterval:        20 * time.Second,
+		lockMaxLive:         30 * time.Second,
 	}
 }
 

@@ -27,6 +27,11 @@ type processQueue struct {
 	highest int64  // largest offset ever added, -1 before the first
 
 	dropped bool
+	// Orderly: consuming is set while a consume task of the queue is
+	// queued, running or waiting to run again; taken is the seq of the
+	// first message not handed to a handler yet.
+	consuming bool
+	taken     uint64
 	// lastPull and lastConsume are unix ms, read by RunningInfo.
 	lastPull    int64
 	lastConsume int64
@@ -291,4 +296,72 @@ func (pq *processQueue) info() (minOff, maxOff int64, count int, bytes int64, dr
 		maxOff = pq.ents[len(pq.ents)-1].msg.QueueOffset
 	}
 	return minOff, maxOff, pq.count, pq.bytes, pq.dropped, pq.lastPull, pq.lastConsume
+}
+
+// Orderly consumption (Java ProcessQueue.takeMessages / commit /
+// makeMessageToConsumeAgain): batches are taken from the head in offset
+// order and stay held (count, bytes, flow control) until committed; a
+// suspended batch is put back by moving the take cursor back.
+
+// schedule marks an orderly consume task as scheduled for the queue;
+// false when one is already (then that task takes what was just added).
+func (pq *processQueue) schedule() bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if pq.consuming || pq.dropped {
+		return false
+	}
+	pq.consuming = true
+	return true
+}
+
+// take returns the seq and messages of the next batch of at most n
+// messages after the ones taken, counting it in inflight; none when the
+// queue is dropped or has nothing more, the task then ends (the
+// scheduled mark is cleared under the same lock a pull's schedule takes,
+// so no added message is left without a task).
+func (pq *processQueue) take(n int, now int64, inflight *atomic.Int32) (uint64, []*rocketmq.MessageExt) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if pq.dropped {
+		pq.consuming = false
+		return 0, nil
+	}
+	if pq.taken < pq.base {
+		pq.taken = pq.base
+	}
+	i := pq.head + int(pq.taken-pq.base)
+	if i >= len(pq.ents) {
+		pq.consuming = false
+		return 0, nil
+	}
+	seq := pq.taken
+	end := min(len(pq.ents), i+n)
+	msgs := make([]*rocketmq.MessageExt, 0, end-i)
+	for ; i < end; i++ {
+		e := &pq.ents[i]
+		e.start = now
+		msgs = append(msgs, e.msg)
+	}
+	pq.taken = seq + uint64(len(msgs))
+	pq.lastConsume = now
+	inflight.Add(1)
+	return seq, msgs
+}
+
+// putBack makes the batch taken at seq the next one taken again.
+func (pq *processQueue) putBack(seq uint64) {
+	pq.mu.Lock()
+	if seq < pq.taken {
+		pq.taken = seq
+	}
+	pq.mu.Unlock()
+}
+
+// unschedule clears the scheduled mark of a task that ends without
+// looking for more (the queue was dropped).
+func (pq *processQueue) unschedule() {
+	pq.mu.Lock()
+	pq.consuming = false
+	pq.mu.Unlock()
 }

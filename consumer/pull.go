@@ -34,6 +34,13 @@ func (r *runState) pullLoop(ctx context.Context, q *queueState, offset int64) {
 			}
 			continue
 		}
+		if q.lockNeeded && !q.locked.Load() {
+			// Java pulls an orderly queue only while it is locked.
+			if !sleep(ctx, pullDelayUnlocked) {
+				return
+			}
+			continue
+		}
 		s := r.c.subscription(q.mq.Topic)
 		if s == nil {
 			// Unsubscribed: the next rebalance drops the queue.
@@ -157,7 +164,11 @@ func (r *runState) pullOnce(ctx context.Context, q *queueState, s *subscription,
 			return 0, nil
 		}
 		seq, msgs := q.pq.add(msgs, charge)
-		if len(msgs) > 0 {
+		switch {
+		case len(msgs) == 0:
+		case q.orderly:
+			r.scheduleOrderly(q)
+		default:
 			r.dispatch(q, msgs, seq)
 		}
 		return len(msgs), nil

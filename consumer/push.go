@@ -341,6 +341,13 @@ func (c *PushConsumer) orderly() bool {
 	return c.kind == kindOrderly
 }
 
+// concurrent reports whether the consumer's subscriptions are concurrent.
+func (c *PushConsumer) concurrent() bool {
+	c.subMu.RLock()
+	defer c.subMu.RUnlock()
+	return c.kind == kindConcurrent
+}
+
 // maxReconsume is the max reconsume times in effect: the option, or for
 // -1 Java's defaults, 16 (concurrent) and unlimited (orderly, Java
 // Integer.MAX_VALUE).

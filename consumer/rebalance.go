@@ -53,7 +53,7 @@ func (r *runState) rebalance(ctx context.Context) {
 	// truncateMessageQueueNotMyTopic).
 	for _, mq := range r.heldQueues("") {
 		if !topics[mq.Topic] {
-			r.dropQueue(ctx, mq, true)
+			r.leaveQueue(ctx, mq)
 			changed = true
 		}
 	}
@@ -109,18 +109,24 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 	changed := false
 	for _, mq := range r.heldQueues(s.wireTopic) {
 		if !want[mq] {
-			r.dropQueue(ctx, mq, true)
+			r.leaveQueue(ctx, mq)
 			changed = true
 		}
 	}
 	r.qmu.Lock()
 	var add []rocketmq.MessageQueue
 	for _, mq := range mine {
-		if _, resetting := r.resetting[mq]; r.queues[mq] == nil && !resetting {
+		if _, resetting := r.resetting[mq]; r.queues[mq] == nil && !resetting && r.releasing[mq] == nil {
 			add = append(add, mq)
 		}
 	}
 	r.qmu.Unlock()
+	var lockedAt int64
+	if len(add) > 0 && r.locking() {
+		// Locked before the start offset is read, so that it is the one
+		// the previous owner persisted before releasing the lock.
+		add, lockedAt = r.lockNew(ctx, add)
+	}
 	for _, mq := range add {
 		r.store.remove(mq) // Java removeDirtyOffset
 		off, err := r.computeFrom(ctx, mq)
@@ -130,7 +136,7 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 			}
 			continue
 		}
-		if r.addQueue(mq, off) {
+		if r.addQueue(mq, off, lockedAt) {
 			changed = true
 			r.log.Info("rocketmq: queue assigned", "group", r.cfg.group, "queue", queueLog(mq), "offset", off)
 		}
@@ -197,14 +203,22 @@ func (r *runState) queryOffset(ctx context.Context, mq rocketmq.MessageQueue, co
 }
 
 // addQueue starts holding mq from offset; false when the consumer is
-// stopping or the queue is held already.
-func (r *runState) addQueue(mq rocketmq.MessageQueue, offset int64) bool {
+// stopping or the queue is held already. lockedAt is when an orderly
+// queue's broker lock was taken (unix ms).
+func (r *runState) addQueue(mq rocketmq.MessageQueue, offset, lockedAt int64) bool {
 	r.qmu.Lock()
 	defer r.qmu.Unlock()
-	if _, resetting := r.resetting[mq]; r.stopping.Load() || r.queues[mq] != nil || resetting {
+	if _, resetting := r.resetting[mq]; r.stopping.Load() || r.queues[mq] != nil || resetting || r.releasing[mq] != nil {
 		return false
 	}
 	q := &queueState{mq: mq, pq: newProcessQueue(), cell: r.store.cell(mq), pullDone: make(chan struct{})}
+	q.task.q = q
+	if r.c.orderly() {
+		q.orderly = true
+		q.lockNeeded = r.cfg.model == Clustering
+		q.lastLock.Store(lockedAt)
+		q.locked.Store(q.lockNeeded && lockedAt > 0)
+	}
 	if !rocketmq.IsRetryTopic(mq.Topic) {
 		q.userTopic = mqclient.UnwrapNamespace(r.cfg.client.Namespace, mq.Topic)
 		q.stats = r.stats.topic(mq.Topic)

@@ -51,6 +51,13 @@ type runState struct {
 	qmu       sync.Mutex
 	queues    map[rocketmq.MessageQueue]*queueState
 	resetting map[rocketmq.MessageQueue]int64 // queues an offset reset keeps from the rebalance, with the offset it will store
+	// releasing holds the orderly queues that left and are not yet
+	// released (batch in hand, offset, unlock): not taken again until
+	// then, their locks still renewed.
+	releasing map[rocketmq.MessageQueue]*queueState
+
+	lockRetry    time.Duration // orderly: the next quick rebalance after a refused lock
+	lockRetrying atomic.Bool
 }
 
 // queueState is one held queue: its process queue and pull loop.
@@ -77,6 +84,23 @@ type queueState struct {
 	capBytes atomic.Int64
 	flowCtl  atomic.Int64 // flow-control pauses, for logs
 	brokerID atomic.Int64 // suggested broker id for the next pull
+
+	// orderly: consumed by queue tasks; lockNeeded: and only while
+	// locked on the broker (clustering).
+	orderly, lockNeeded bool
+	// Orderly: consumeMu is held by the worker running the queue's
+	// batches; task is the queue's consume task (one at a time, see
+	// processQueue.schedule).
+	consumeMu sync.Mutex
+	task      consumeReq
+	// Orderly clustering: the broker lock as this client last saw it
+	// (Java ProcessQueue locked / lastLockTimestamp, unix ms).
+	locked         atomic.Bool
+	lastLock       atomic.Int64
+	tryUnlockTimes atomic.Int64
+	// releasing is set when the queue leaves by a rebalance: the batch
+	// in hand still commits its result.
+	releasing atomic.Bool
 }
 
 func (c *PushConsumer) newRunState() (*runState, error) {
@@ -94,6 +118,7 @@ func (c *PushConsumer) newRunState() (*runState, error) {
 		rebNow:     make(chan struct{}, 1),
 		queues:     map[rocketmq.MessageQueue]*queueState{},
 		resetting:  map[rocketmq.MessageQueue]int64{},
+		releasing:  map[rocketmq.MessageQueue]*queueState{},
 		retryTopic: mqclient.RetryTopicOf(c.cfg.client.Namespace, c.cfg.group),
 		work:       newWorkQueue(),
 		started:    time.Now(),
@@ -147,6 +172,10 @@ func (r *runState) start(ctx context.Context) error {
 	// Messages whose handler has run longer than the consume timeout are
 	// given back every consumeTimeout (Java cleanExpireMsg).
 	r.gs.Go(func() { every(r.stop, r.cfg.consumeTimeout, r.cleanExpired) })
+	if r.cfg.model == Clustering && !r.c.concurrent() {
+		// Orderly queue locks renewed (Java lockAll every 20 s).
+		r.gs.Go(func() { every(r.stop, r.cfg.lockInterval, r.lockAll) })
+	}
 	if len(missing) > 0 {
 		r.gs.Go(func() { r.awaitRoutes(missing) })
 	}
@@ -264,16 +293,24 @@ func (r *runState) shutdown(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*r.cfg.client.RequestTimeout)
 	defer cancel()
 	r.closed.Store(true)
-	mqs := r.heldQueues("")
+	mqs := append(r.heldQueues(""), r.releasingQueues()...)
 	if perr := r.store.persistAll(pctx, mqs, true); perr != nil {
 		r.log.Warn("rocketmq: persist offsets at shutdown", "group", r.cfg.group, "err", perr)
 		if err == nil {
 			err = perr
 		}
 	}
+	if r.locking() && len(mqs) > 0 {
+		// After the offsets (Java unlocks first): the next owner of a
+		// queue reads the final offset, not an older one.
+		r.unlockAll(pctx, mqs)
+	}
 	r.qmu.Lock()
 	for _, q := range r.queues {
 		q.pq.setDropped()
+		q.cancel()
+	}
+	for _, q := range r.releasing {
 		q.cancel()
 	}
 	r.qmu.Unlock()

@@ -1,0 +1,528 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// withLockTimes shortens the lock renewal period and the client-side
+// lock expiry.
+func withLockTimes(every, live time.Duration) Option {
+	return func(c *config) { c.lockInterval, c.lockMaxLive = every, live }
+}
+
+// delivery is one message as an orderly handler saw it.
+type delivery struct {
+	topic     string
+	qid       int
+	offset    int64
+	reconsume int32
+	at        time.Time
+}
+
+// orderlyRec records deliveries per queue and fails the test when two
+// handler calls of one queue overlap.
+type orderlyRec struct {
+	t      *testing.T
+	mu     sync.Mutex
+	seen   []delivery
+	active map[int]*atomic.Int32
+	// decide, when set, returns the result for a batch.
+	decide func(msgs []*rocketmq.MessageExt) (OrderlyResult, error)
+}
+
+func newOrderlyRec(t *testing.T) *orderlyRec {
+	return &orderlyRec{t: t, active: map[int]*atomic.Int32{}}
+}
+
+func (o *orderlyRec) handler(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+	qid := int(msgs[0].QueueID)
+	o.mu.Lock()
+	a := o.active[qid]
+	if a == nil {
+		a = new(atomic.Int32)
+		o.active[qid] = a
+	}
+	o.mu.Unlock()
+	if a.Add(1) != 1 {
+		o.t.Errorf("queue %d: two handler calls at once", qid)
+	}
+	defer a.Add(-1)
+	res, err := OrderlySuccess, error(nil)
+	if o.decide != nil {
+		res, err = o.decide(msgs)
+	}
+	now := time.Now()
+	o.mu.Lock()
+	for _, m := range msgs {
+		o.seen = append(o.seen, delivery{topic: m.Topic, qid: int(m.QueueID), offset: m.QueueOffset, reconsume: m.ReconsumeTimes, at: now})
+	}
+	o.mu.Unlock()
+	return res, err
+}
+
+func (o *orderlyRec) deliveries(qid int) []delivery {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []delivery
+	for _, d := range o.seen {
+		if d.qid == qid && d.topic == "T" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (o *orderlyRec) total() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.seen)
+}
+
+// firstIndex returns the index of the first event with prefix, -1 if none.
+func firstIndex(events []string, prefix string) int {
+	return slices.IndexFunc(events, func(e string) bool { return strings.HasPrefix(e, prefix) })
+}
+
+func lastIndex(events []string, prefix string) int {
+	for i := len(events) - 1; i >= 0; i-- {
+		if strings.HasPrefix(events[i], prefix) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Each queue's messages reach the handler once, in offset order, one
+// call at a time, while different queues run in parallel; every queue is
+// locked before its first pull and its offset committed at the end.
+func TestOrderlyInOrderPerQueue(t *testing.T) {
+	f := newFakeCluster(t)
+	const queues, per = 4, 150
+	f.createTopic("T", queues)
+	for q := 0; q < queues; q++ {
+		f.put("T", q, per, "q"+strconv.Itoa(q), "")
+	}
+	rec := newOrderlyRec(t)
+	// The first batch of each queue waits until two queues are in their
+	// handlers at once: queues do not wait for each other.
+	var inFirst atomic.Int32
+	rec.decide = func(msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if msgs[0].QueueOffset == 0 {
+			inFirst.Add(1)
+			if !testutil.Poll(5*time.Second, func() bool { return inFirst.Load() >= 2 }) {
+				t.Errorf("queue %d: no other queue consumed in parallel", msgs[0].QueueID)
+			}
+		}
+		return OrderlySuccess, nil
+	}
+	c := f.newConsumer(t, "g1", WithConsumeGoroutines(3), WithConsumeBatchSize(4), WithPullBatchSize(16))
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 20*time.Second, "all messages", func() bool { return rec.total() >= queues*per })
+	for q := 0; q < queues; q++ {
+		ds := rec.deliveries(q)
+		if len(ds) != per {
+			t.Fatalf("queue %d: %d deliveries, want %d", q, len(ds), per)
+		}
+		for i, d := range ds {
+			if d.offset != int64(i) {
+				t.Fatalf("queue %d: delivery %d is offset %d", q, i, d.offset)
+			}
+		}
+	}
+	events := f.eventsSnapshot()
+	for q := 0; q < queues; q++ {
+		l, p := firstIndex(events, "lock T/"+strconv.Itoa(q)), firstIndex(events, "pull T/"+strconv.Itoa(q))
+		if l < 0 || p < 0 || l > p {
+			t.Fatalf("queue %d: lock at %d, first pull at %d", q, l, p)
+		}
+	}
+	testutil.WaitFor(t, 10*time.Second, "offsets committed", func() bool {
+		for q := 0; q < queues; q++ {
+			if off, ok := f.committed("g1", "T", q); !ok || off != per {
+				return false
+			}
+		}
+		return true
+	})
+	info := (&member{r: c.runState()}).RunningInfo()
+	if info.Properties[remoting.PropConsumeOrderly] != "true" {
+		t.Fatalf("consumeOrderly %q", info.Properties[remoting.PropConsumeOrderly])
+	}
+	for mq, pi := range info.MQTable {
+		if mq.Topic == "T" && (!pi.Locked || pi.LastLockTimestamp == 0) {
+			t.Fatalf("%v: %+v", mq, pi)
+		}
+	}
+}
+
+// A queue whose lock is refused is neither pulled nor consumed; the lock
+// is asked for again well before the rebalance period, and once granted
+// the queue is consumed.
+func TestOrderlyLockRefused(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 2)
+	f.put("T", 0, 5, "a", "")
+	f.put("T", 1, 5, "b", "")
+	q0 := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	f.setRefuse(q0, true)
+	rec := newOrderlyRec(t)
+	c := f.newConsumer(t, "g1", WithRebalanceInterval(time.Minute))
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "queue 1 consumed", func() bool { return len(rec.deliveries(1)) == 5 })
+	testutil.WaitFor(t, 10*time.Second, "lock of queue 0 asked again", func() bool {
+		n := 0
+		for _, e := range f.eventsSnapshot() {
+			if e == "lock T/0" {
+				n++
+			}
+		}
+		return n >= 2
+	})
+	if n := len(rec.deliveries(0)); n != 0 {
+		t.Fatalf("queue 0 consumed %d messages without its lock", n)
+	}
+	if i := firstIndex(f.eventsSnapshot(), "pull T/0"); i >= 0 {
+		t.Fatal("queue 0 pulled without its lock")
+	}
+	f.setRefuse(q0, false)
+	testutil.WaitFor(t, 10*time.Second, "queue 0 consumed once locked", func() bool { return len(rec.deliveries(0)) == 5 })
+}
+
+// The renewal keeps a queue consumed; a renewal answer without the queue
+// stops its consumption until it is locked again.
+func TestOrderlyLockLostAndRenewed(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 3, "a", "")
+	q0 := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	rec := newOrderlyRec(t)
+	c := f.newConsumer(t, "g1", withLockTimes(50*time.Millisecond, 400*time.Millisecond))
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "first messages", func() bool { return len(rec.deliveries(0)) == 3 })
+	// Renewed well past the client-side expiry: still consumed.
+	renewals := func() int {
+		n := 0
+		for _, e := range f.eventsSnapshot() {
+			if e == "lock T/0" {
+				n++
+			}
+		}
+		return n
+	}
+	base := renewals()
+	testutil.WaitFor(t, 10*time.Second, "renewals past the expiry", func() bool { return renewals() >= base+12 })
+	f.put("T", 0, 2, "b", "")
+	testutil.WaitFor(t, 10*time.Second, "consumed after renewals", func() bool { return len(rec.deliveries(0)) == 5 })
+
+	// Another client takes the lock: the renewal answer leaves the queue out.
+	f.mu.Lock()
+	f.locks[lockKey("g1", q0)] = "someone-else"
+	f.mu.Unlock()
+	r := c.runState()
+	testutil.WaitFor(t, 10*time.Second, "lock seen lost", func() bool {
+		q := r.queues[q0]
+		return q != nil && !q.locked.Load()
+	})
+	f.put("T", 0, 2, "c", "")
+	if testutil.Poll(time.Second, func() bool { return len(rec.deliveries(0)) > 5 }) {
+		t.Fatal("consumed while the lock is held by another client")
+	}
+	f.mu.Lock()
+	delete(f.locks, lockKey("g1", q0))
+	f.mu.Unlock()
+	testutil.WaitFor(t, 15*time.Second, "consumed once locked again", func() bool { return len(rec.deliveries(0)) == 7 })
+}
+
+// Without renewals the client counts its lock expired after the max
+// live time: consumption stops and the lock is asked for again.
+func TestOrderlyLockExpiresOnClient(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 2, "a", "")
+	q0 := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	rec := newOrderlyRec(t)
+	c := f.newConsumer(t, "g1", withLockTimes(time.Hour, 300*time.Millisecond), WithRebalanceInterval(time.Minute))
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "first messages", func() bool { return len(rec.deliveries(0)) == 2 })
+	f.setRefuse(q0, true)
+	r := c.runState()
+	r.qmu.Lock()
+	q := r.queues[q0]
+	r.qmu.Unlock()
+	testutil.WaitFor(t, 5*time.Second, "client-side expiry", func() bool { return !r.lockValid(q, time.Now()) })
+	locks := len(slices.DeleteFunc(f.eventsSnapshot(), func(e string) bool { return e != "lock T/0" }))
+	f.put("T", 0, 2, "b", "")
+	testutil.WaitFor(t, 10*time.Second, "lock asked for again", func() bool {
+		return len(slices.DeleteFunc(f.eventsSnapshot(), func(e string) bool { return e != "lock T/0" })) > locks
+	})
+	if n := len(rec.deliveries(0)); n != 2 {
+		t.Fatalf("%d deliveries with an expired lock", n)
+	}
+	f.setRefuse(q0, false)
+	testutil.WaitFor(t, 10*time.Second, "consumed once locked again", func() bool { return len(rec.deliveries(0)) == 4 })
+}
+
+// A queue leaving (here by unsubscribing) waits for the batch in hand,
+// whose ctx stays live, takes no further batch, persists the offset after
+// it and only then unlocks the queue.
+func TestOrderlyReleaseWaitsPersistsUnlocks(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 5, "a", "")
+	rec := newOrderlyRec(t)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var ctxErr atomic.Value
+	c := f.newConsumer(t, "g1", WithOffsetPersistInterval(time.Hour))
+	h := func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if msgs[0].QueueOffset == 2 {
+			close(entered)
+			<-release
+			if err := ctx.Err(); err != nil {
+				ctxErr.Store(err)
+			}
+		}
+		return rec.handler(ctx, msgs)
+	}
+	if err := c.SubscribeOrderly("T", All, h); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	<-entered
+	if err := c.Unsubscribe("T"); err != nil {
+		t.Fatal(err)
+	}
+	r := c.runState()
+	testutil.WaitFor(t, 10*time.Second, "queue releasing", func() bool { return len(r.releasingQueues()) == 1 })
+	if testutil.Poll(300*time.Millisecond, func() bool { return lastIndex(f.eventsSnapshot(), "unlock T/0") >= 0 }) {
+		t.Fatal("unlocked with a batch in hand")
+	}
+	close(release)
+	testutil.WaitFor(t, 10*time.Second, "unlocked", func() bool { return lastIndex(f.eventsSnapshot(), "unlock T/0") >= 0 })
+	if err, _ := ctxErr.Load().(error); err != nil {
+		t.Fatalf("the batch in hand saw its ctx end: %v", err)
+	}
+	events := f.eventsSnapshot()
+	off, unl := lastIndex(events, "offset T/0="), lastIndex(events, "unlock T/0")
+	if off < 0 || off > unl || events[off] != "offset T/0=3" {
+		t.Fatalf("events %v: want offset T/0=3 before the unlock", events[max(0, off-3):])
+	}
+	if n := len(rec.deliveries(0)); n != 3 {
+		t.Fatalf("%d deliveries, want 3 (no batch after the one in hand)", n)
+	}
+	if f.lockHolder("g1", rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}) != "" {
+		t.Fatal("lock still held")
+	}
+	testutil.WaitFor(t, 5*time.Second, "released", func() bool { return len(r.releasingQueues()) == 0 })
+}
+
+// Shutdown persists the offsets, then unlocks the queues, then
+// unregisters.
+func TestOrderlyShutdownPersistsUnlocksUnregisters(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 2)
+	f.put("T", 0, 4, "a", "")
+	f.put("T", 1, 4, "b", "")
+	rec := newOrderlyRec(t)
+	c := f.newConsumer(t, "g1", WithOffsetPersistInterval(time.Hour))
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "consumed", func() bool { return rec.total() == 8 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	events := f.eventsSnapshot()
+	unreg := firstIndex(events, "unregister")
+	for q := 0; q < 2; q++ {
+		qs := "T/" + strconv.Itoa(q)
+		off, unl := lastIndex(events, "offset "+qs+"="), lastIndex(events, "unlock "+qs)
+		if off < 0 || unl < 0 || unreg < 0 || !(off < unl && unl < unreg) || events[off] != "offset "+qs+"=4" {
+			t.Fatalf("queue %d: offset at %d (%v), unlock at %d, unregister at %d", q, off, events[max(off, 0)], unl, unreg)
+		}
+	}
+}
+
+// A handler that suspends twice sees the same message three times,
+// ReconsumeTimes 0, 1, 2, the suspend time apart, and nothing after it
+// meanwhile.
+func TestOrderlySuspendTwice(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 4, "a", "")
+	rec := newOrderlyRec(t)
+	var suspends atomic.Int32
+	rec.decide = func(msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if msgs[0].QueueOffset == 1 && suspends.Add(1) <= 2 {
+			return SuspendQueue, nil
+		}
+		return OrderlySuccess, nil
+	}
+	const suspend = 300 * time.Millisecond
+	c := f.newConsumer(t, "g1", WithSuspendTime(suspend))
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "all consumed", func() bool { return len(rec.deliveries(0)) == 6 })
+	ds := rec.deliveries(0)
+	want := []struct {
+		off int64
+		rc  int32
+	}{{0, 0}, {1, 0}, {1, 1}, {1, 2}, {2, 0}, {3, 0}}
+	for i, w := range want {
+		if ds[i].offset != w.off || ds[i].reconsume != w.rc {
+			t.Fatalf("delivery %d: offset %d reconsume %d, want %d %d", i, ds[i].offset, ds[i].reconsume, w.off, w.rc)
+		}
+	}
+	for i := 2; i <= 3; i++ {
+		if gap := ds[i].at.Sub(ds[i-1].at); gap < suspend {
+			t.Fatalf("redelivery %d after %v, want >= %v", i, gap, suspend)
+		}
+	}
+	testutil.WaitFor(t, 10*time.Second, "offset committed", func() bool {
+		off, ok := f.committed("g1", "T", 0)
+		return ok && off == 4
+	})
+}
+
+// At the max reconsume times a message goes to the DLQ (send-back with
+// delay level -1) and the queue moves on; an error and a panic suspend
+// like SuspendQueue.
+func TestOrderlyMaxReconsumeToDLQ(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 3, "a", "")
+	rec := newOrderlyRec(t)
+	var calls atomic.Int32
+	rec.decide = func(msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if msgs[0].QueueOffset != 1 {
+			return OrderlySuccess, nil
+		}
+		switch calls.Add(1) {
+		case 1:
+			return OrderlySuccess, errors.New("boom")
+		case 2:
+			panic("boom")
+		}
+		return SuspendQueue, nil
+	}
+	c := f.newConsumer(t, "g1", WithSuspendTime(20*time.Millisecond), WithMaxReconsumeTimes(2))
+	if err := c.SubscribeOrderly("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		defer func() {
+			if p := recover(); p != nil {
+				rec.mu.Lock()
+				rec.seen = append(rec.seen, delivery{topic: msgs[0].Topic, qid: 0, offset: msgs[0].QueueOffset, reconsume: msgs[0].ReconsumeTimes})
+				rec.mu.Unlock()
+				panic(p)
+			}
+		}()
+		return rec.handler(ctx, msgs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "queue moved on", func() bool {
+		off, ok := f.committed("g1", "T", 0)
+		return ok && off == 3
+	})
+	var got []string
+	for _, d := range rec.deliveries(0) {
+		got = append(got, strconv.FormatInt(d.offset, 10)+"/"+strconv.Itoa(int(d.reconsume)))
+	}
+	if want := []string{"0/0", "1/0", "1/1", "1/2", "2/0"}; !slices.Equal(got, want) {
+		t.Fatalf("deliveries %v, want %v", got, want)
+	}
+	f.mu.Lock()
+	sb := slices.Clone(f.sendBacks)
+	f.mu.Unlock()
+	if len(sb) != 1 || sb[0].DelayLevel != -1 || sb[0].Group != "g1" {
+		t.Fatalf("send-backs %+v", sb)
+	}
+}
+
+// Broadcasting orderly consumes each queue in order without any lock.
+func TestOrderlyBroadcastingNoLocks(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 2)
+	f.put("T", 0, 20, "a", "")
+	f.put("T", 1, 20, "b", "")
+	rec := newOrderlyRec(t)
+	c := f.newConsumer(t, "g1", WithModel(Broadcasting), WithOffsetStoreDir(t.TempDir()), withLockTimes(20*time.Millisecond, time.Second))
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "consumed", func() bool { return rec.total() == 40 })
+	for q := 0; q < 2; q++ {
+		for i, d := range rec.deliveries(q) {
+			if d.offset != int64(i) {
+				t.Fatalf("queue %d: delivery %d is offset %d", q, i, d.offset)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range f.eventsSnapshot() {
+		if strings.HasPrefix(e, "lock") || strings.HasPrefix(e, "unlock") {
+			t.Fatalf("broadcasting sent %q", e)
+		}
+	}
+}
+
+// CONSUME_MESSAGE_DIRECTLY on an orderly consumer answers with order
+// set; SuspendQueue is CR_LATER.
+func TestOrderlyConsumeDirectly(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	c := f.newConsumer(t, "g1")
+	res := OrderlySuccess
+	if err := c.SubscribeOrderly("T", All, func(context.Context, []*rocketmq.MessageExt) (OrderlyResult, error) { return res, nil }); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	m := &member{r: c.runState()}
+	for _, tc := range []struct {
+		res  OrderlyResult
+		want string
+	}{{OrderlySuccess, remoting.ConsumeResultSuccess}, {SuspendQueue, remoting.ConsumeResultLater}} {
+		res = tc.res
+		msg := &rocketmq.MessageExt{Message: rocketmq.Message{Topic: "T", Body: []byte("x")}}
+		got := m.ConsumeDirectly(context.Background(), msg, "broker-a")
+		if got.ConsumeResult != tc.want || !got.Order {
+			t.Fatalf("%v: %+v", tc.res, got)
+		}
+	}
+}
