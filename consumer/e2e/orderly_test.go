@@ -545,7 +545,7 @@ func TestOrderlyShutdownUnlocks(t *testing.T) {
 			var b remoting.UnlockBatchRequestBody
 			if b.DecodeJSON(req.Body) == nil && b.ConsumerGroup == g {
 				for _, q := range b.MQSet {
-					unlocked.Store(q.QueueID, q.Topic)
+					unlocked.Store(q, true)
 				}
 			}
 			return false // observed, then served as usual
@@ -594,7 +594,7 @@ func TestOrderlyShutdownUnlocks(t *testing.T) {
 	checkOrder(t, log, keys, 20, queues, e.cluster != nil)
 	if e.cluster != nil {
 		for _, q := range ofA {
-			if topic, ok := unlocked.Load(q.QueueID); !ok || topic != q.Topic {
+			if _, ok := unlocked.Load(q); !ok {
 				t.Errorf("queue %v held by A was not unlocked", q)
 			}
 		}
