@@ -183,9 +183,10 @@ func (e *env) startOrderly(t *testing.T, group, topic string, h consumer.Orderly
 
 // orderReport is what checkOrder found besides the errors it reports.
 type orderReport struct {
-	duplicates int            // messages consumed again after a hand-over
-	periods    int            // ownership periods over all queues
-	perMember  map[string]int // messages per member
+	duplicates int             // messages consumed again after a hand-over
+	periods    int             // ownership periods over all queues
+	handovers  []time.Duration // per change of member on a queue, from the last call's end to the next one's start
+	perMember  map[string]int  // messages per member
 }
 
 // checkOrder checks the handler calls of an orderly group of a topic
@@ -263,6 +264,9 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 			newPeriod := i == 0 || cs[i-1].member != c.member
 			if newPeriod {
 				rep.periods++
+				if i > 0 {
+					rep.handovers = append(rep.handovers, c.start.Sub(cs[i-1].end))
+				}
 			}
 			for j, m := range c.msgs {
 				switch {
@@ -326,7 +330,13 @@ func TestOrderlyMembersComeAndGo(t *testing.T) {
 		consumer.WithRebalanceInterval(time.Second), consumer.WithConsumeBatchSize(4)}
 	members := map[string]*consumer.PushConsumer{}
 	join := func(name string) {
-		members[name] = e.startOrderly(t, g, topic, log.handler(name, nil), append(opts, consumer.WithInstanceName(name))...)
+		// Each call works for a millisecond, so that a rebalance usually
+		// finds calls in hand on the queues it moves.
+		work := func([]seqMsg) (consumer.OrderlyResult, error) {
+			time.Sleep(time.Millisecond)
+			return consumer.OrderlySuccess, nil
+		}
+		members[name] = e.startOrderly(t, g, topic, log.handler(name, work), append(opts, consumer.WithInstanceName(name))...)
 	}
 	leave := func(name string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -426,8 +436,9 @@ func TestOrderlyMembersComeAndGo(t *testing.T) {
 			t.Errorf("member %s consumed nothing: %v", m, rep.perMember)
 		}
 	}
-	t.Logf("%d messages in %v: %d ownership periods over %d queues, %d consumed again, per member %v",
-		total, elapsed.Round(time.Millisecond), rep.periods, queues, rep.duplicates, rep.perMember)
+	slices.Sort(rep.handovers)
+	t.Logf("%d messages in %v: %d ownership periods over %d queues, hand-over gaps %v, %d consumed again, per member %v",
+		total, elapsed.Round(time.Millisecond), rep.periods, queues, rep.handovers, rep.duplicates, rep.perMember)
 }
 
 // TestOrderlySuspend: a handler that suspends a message twice (by its
