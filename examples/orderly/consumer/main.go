@@ -49,7 +49,7 @@ func run(ctx context.Context, namesrv, topic string, count int, suspend bool, ou
 		return err
 	}
 	var (
-		mu       sync.Mutex // handler calls of different queues run in parallel
+		mu       sync.Mutex // guards out and the rest: calls of different queues run in parallel
 		last     = map[string]int{}
 		consumed int
 		disorder int
@@ -95,7 +95,9 @@ func run(ctx context.Context, namesrv, topic string, count int, suspend bool, ou
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
+	mu.Lock()
 	fmt.Fprintln(out, "consuming; Ctrl-C stops")
+	mu.Unlock()
 	select {
 	case <-ctx.Done():
 	case <-done:
