@@ -451,15 +451,20 @@ func TestOrderlyMembersComeAndGo(t *testing.T) {
 // TestOrderlySuspend: a handler that suspends a message twice (by its
 // result, an error or a panic) sees it three times in place, ReconsumeTimes
 // 0, 1 and 2, each at least the suspend time after the previous call
-// returned, and nothing after it in the queue meanwhile.
+// returned, and nothing after it in the queue meanwhile. With batches of
+// two, the whole batch comes again, every message of it counted.
 func TestOrderlySuspend(t *testing.T) {
+	suspendResult := func() (consumer.OrderlyResult, error) { return consumer.SuspendQueue, nil }
 	for _, tc := range []struct {
 		name    string
+		batch   int
 		suspend func() (consumer.OrderlyResult, error)
+		want    []string // per call, its messages as seq/reconsume times
 	}{
-		{"suspend", func() (consumer.OrderlyResult, error) { return consumer.SuspendQueue, nil }},
-		{"error", func() (consumer.OrderlyResult, error) { return consumer.OrderlySuccess, errors.New("not yet") }},
-		{"panic", func() (consumer.OrderlyResult, error) { panic("not yet") }},
+		{"suspend", 1, suspendResult, []string{"#0/0", "#1/0", "#1/1", "#1/2", "#2/0", "#3/0"}},
+		{"error", 1, func() (consumer.OrderlyResult, error) { return consumer.OrderlySuccess, errors.New("not yet") }, []string{"#0/0", "#1/0", "#1/1", "#1/2", "#2/0", "#3/0"}},
+		{"panic", 1, func() (consumer.OrderlyResult, error) { panic("not yet") }, []string{"#0/0", "#1/0", "#1/1", "#1/2", "#2/0", "#3/0"}},
+		{"batch", 2, suspendResult, []string{"#0/0 #1/0", "#0/1 #1/1", "#0/2 #1/2", "#2/0 #3/0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const suspend = 300 * time.Millisecond
@@ -474,27 +479,34 @@ func TestOrderlySuspend(t *testing.T) {
 			}
 			log := newOrderlyLog()
 			e.startOrderly(t, g, topic, log.handler("c", func(_ context.Context, msgs []seqMsg) (consumer.OrderlyResult, error) {
-				if msgs[0].seq == 1 && msgs[0].reconsume < 2 {
-					return tc.suspend()
+				for _, m := range msgs {
+					if m.seq == 1 && m.reconsume < 2 {
+						return tc.suspend()
+					}
 				}
 				return consumer.OrderlySuccess, nil
-			}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithSuspendTime(suspend))
+			}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithSuspendTime(suspend), consumer.WithConsumeBatchSize(tc.batch))
 			e.waitConsumed(t, g, topic, 4)
 
 			calls := log.snapshot()
 			var got []string
-			for _, c := range calls {
+			suspended := -1 // the first call that was suspended
+			for i, c := range calls {
+				var ms []string
 				for _, m := range c.msgs {
-					got = append(got, fmt.Sprintf("#%d/%d", m.seq, m.reconsume))
+					ms = append(ms, fmt.Sprintf("#%d/%d", m.seq, m.reconsume))
+					if m.seq == 1 && suspended < 0 {
+						suspended = i
+					}
 				}
+				got = append(got, strings.Join(ms, " "))
 			}
-			want := []string{"#0/0", "#1/0", "#1/1", "#1/2", "#2/0", "#3/0"}
-			if !slices.Equal(got, want) {
-				t.Fatalf("deliveries (seq/reconsume times) %v, want %v", got, want)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("calls (seq/reconsume times) %q, want %q", got, tc.want)
 			}
-			for i := 2; i <= 3; i++ {
+			for i := suspended + 1; i <= suspended+2; i++ {
 				if gap := calls[i].start.Sub(calls[i-1].end); gap < suspend {
-					t.Errorf("delivery %d came %v after the previous call returned, before the %v suspend time", i, gap, suspend)
+					t.Errorf("call %d came %v after the previous one returned, before the %v suspend time", i, gap, suspend)
 				}
 			}
 		})
