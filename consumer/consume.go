@@ -138,7 +138,8 @@ func (w *workQueue) push(req *consumeReq) {
 }
 
 // pop waits for batches and appends to dst one, or up to workerTake when
-// more than that many are queued per worker; false once the queue is
+// more than that many are queued per worker (one orderly queue task at a
+// time); false once the queue is
 // closed, or drained and empty.
 func (w *workQueue) pop(dst []*consumeReq, workers int) ([]*consumeReq, bool) {
 	w.mu.Lock()
@@ -152,6 +153,11 @@ func (w *workQueue) pop(dst []*consumeReq, workers int) ([]*consumeReq, bool) {
 		return dst, false
 	}
 	n := min(workerTake, max(1, (len(w.buf)-w.head)/max(workers, 1)))
+	if w.buf[w.head].msgs == nil {
+		// An orderly queue's task may run for its whole time slice: the
+		// others stay for the idle workers.
+		n = 1
+	}
 	for ; n > 0; n-- {
 		dst = append(dst, w.buf[w.head])
 		w.buf[w.head] = nil

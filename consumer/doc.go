@@ -1,5 +1,6 @@
 // Package consumer holds the push consumer of RocketMQ (docs/PROTOCOL.md
-// §8.7–§8.10): Java's DefaultMQPushConsumer with a concurrent listener.
+// §8.7–§8.10): Java's DefaultMQPushConsumer with a concurrent or an
+// orderly listener.
 //
 //	c, err := consumer.NewPush(consumer.WithGroup("my_group"), consumer.WithNameServers("127.0.0.1:9876"))
 //	err = c.Subscribe("TopicTest", consumer.Tags("TagA || TagB"), func(ctx context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
@@ -18,6 +19,12 @@
 // handler gives back (RetryLater, an error or a panic) returns later from
 // the group's retry topic, up to the maximum reconsume times, then moves
 // to the group's dead-letter topic %DLQ%group.
+//
+// SubscribeOrderly consumes each queue one batch at a time in offset
+// order (Java MessageListenerOrderly); in clustering mode a queue is
+// consumed only while this member holds its lock on the broker, so no
+// two members of the group consume a queue at once. A batch the handler
+// suspends comes again after the suspend time, before anything later.
 //
 // The options shared with the producer and the admin package
 // (WithNameServers, WithNamespace, WithACL, WithTLS, WithLogger, ...) have

@@ -92,7 +92,13 @@ func (r *runState) runOrderly(q *queueState, seq uint64, msgs []*rocketmq.Messag
 		m.Properties[rocketmq.PropertyConsumeStartTimestamp] = startS
 	}
 	req := consumeReq{q: q, msgs: msgs, seq: seq}
-	ok := make([]bool, len(msgs))
+	var okBuf [16]bool
+	ok := okBuf[:0]
+	if len(msgs) <= len(okBuf) {
+		ok = okBuf[:len(msgs)]
+	} else {
+		ok = make([]bool, len(msgs))
+	}
 	r.runHandlers(&req, ok, now)
 	end := time.Now()
 	if r.closed.Load() || (q.pq.isDropped() && !q.releasing.Load()) {
@@ -356,6 +362,17 @@ func (r *runState) lockAll() {
 	}
 }
 
+// unlockNotTaken releases the lock of a queue locked by a rebalance but
+// not taken (no start offset, or Shutdown began), so that another member
+// need not wait for the broker's expiry.
+func (r *runState) unlockNotTaken(ctx context.Context, mq rocketmq.MessageQueue) {
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lockTimeout)
+	defer cancel()
+	if err := r.unlockBatch(uctx, mq.BrokerName, []rocketmq.MessageQueue{mq}); err != nil {
+		r.log.Debug("rocketmq: unlock a queue not taken", "group", r.cfg.group, "queue", queueLog(mq), "err", err)
+	}
+}
+
 // unlockAll releases mqs' locks, one request per broker.
 func (r *runState) unlockAll(ctx context.Context, mqs []rocketmq.MessageQueue) {
 	for broker, list := range byBroker(mqs) {
@@ -416,7 +433,12 @@ func (r *runState) release(q *queueState, pullsCancelled time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(r.pullCtx, 2*r.cfg.client.RequestTimeout)
 	defer cancel()
-	if err := r.store.persist(ctx, q.mq); err != nil {
+	// A periodic persist under way may hold an older offset of this queue:
+	// it goes out before this one.
+	r.persist.Lock()
+	err := r.store.persist(ctx, q.mq)
+	r.persist.Unlock()
+	if err != nil {
 		if ctx.Err() != nil && r.pullCtx.Err() != nil {
 			return
 		}

@@ -241,7 +241,9 @@ func TestOrderlyLockLostAndRenewed(t *testing.T) {
 	f.mu.Unlock()
 	r := c.runState()
 	testutil.WaitFor(t, 10*time.Second, "lock seen lost", func() bool {
+		r.qmu.Lock()
 		q := r.queues[q0]
+		r.qmu.Unlock()
 		return q != nil && !q.locked.Load()
 	})
 	f.put("T", 0, 2, "c", "")
@@ -525,4 +527,178 @@ func TestOrderlyConsumeDirectly(t *testing.T) {
 			t.Fatalf("%v: %+v", tc.res, got)
 		}
 	}
+}
+
+// A member joining takes half the queues over: each message is consumed
+// once, in order, and no queue is ever in two members' handlers at once.
+func TestOrderlyHandOver(t *testing.T) {
+	f := newFakeCluster(t)
+	const queues, per = 2, 300
+	f.createTopic("T", queues)
+	for q := 0; q < queues; q++ {
+		f.put("T", q, per, "q"+strconv.Itoa(q), "")
+	}
+	var mu sync.Mutex
+	consumers := map[int]map[string]bool{} // queue → members that consumed it
+	offsets := map[int][]int64{}
+	active := map[int]int{}
+	var releasing func() []rocketmq.MessageQueue
+	handler := func(member string) OrderlyHandler {
+		return func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+			qid := int(msgs[0].QueueID)
+			if msgs[0].Topic != "T" {
+				return OrderlySuccess, nil
+			}
+			mu.Lock()
+			active[qid]++
+			if active[qid] != 1 {
+				t.Errorf("queue %d in two handlers at once", qid)
+			}
+			mu.Unlock()
+			if member == "a" && msgs[0].QueueOffset == 50 {
+				// Still in hand when a rebalance takes the queue away.
+				if !testutil.Poll(10*time.Second, func() bool { return len(releasing()) > 0 }) {
+					t.Errorf("queue %d never released", qid)
+				}
+			}
+			mu.Lock()
+			active[qid]--
+			if consumers[qid] == nil {
+				consumers[qid] = map[string]bool{}
+			}
+			consumers[qid][member] = true
+			for _, m := range msgs {
+				offsets[qid] = append(offsets[qid], m.QueueOffset)
+			}
+			mu.Unlock()
+			return OrderlySuccess, nil
+		}
+	}
+	a := f.newConsumer(t, "g1", WithInstanceName("a"))
+	releasing = func() []rocketmq.MessageQueue { return a.runState().releasingQueues() }
+	if err := a.SubscribeOrderly("T", All, handler("a")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, a)
+	testutil.WaitFor(t, 10*time.Second, "a consuming", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(offsets[0]) > 20 && len(offsets[1]) > 20
+	})
+	b := f.newConsumer(t, "g1", WithInstanceName("b"))
+	if err := b.SubscribeOrderly("T", All, handler("b")); err != nil {
+		t.Fatal(err)
+	}
+	start(t, b)
+	testutil.WaitFor(t, 30*time.Second, "all consumed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(offsets[0]) >= per && len(offsets[1]) >= per
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	handed := 0
+	for q := 0; q < queues; q++ {
+		for i, off := range offsets[q] {
+			if off != int64(i) {
+				t.Fatalf("queue %d: delivery %d is offset %d (%d deliveries)", q, i, off, len(offsets[q]))
+			}
+		}
+		if len(consumers[q]) == 2 {
+			handed++
+		}
+	}
+	if handed == 0 {
+		t.Fatal("no queue went from a to b")
+	}
+}
+
+// Shutdown from an orderly handler returns, unlocks the queues and drops
+// the caller's own result.
+func TestOrderlyShutdownFromHandler(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 2)
+	f.put("T", 0, 5, "s", "")
+	f.put("T", 1, 5, "t", "")
+	c := f.newConsumer(t, "g1", WithOffsetPersistInterval(time.Hour))
+	returned := make(chan error, 1)
+	var first atomic.Bool
+	if err := c.SubscribeOrderly("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if first.CompareAndSwap(false, true) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			returned <- c.Shutdown(ctx)
+		}
+		return OrderlySuccess, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Fatalf("Shutdown from a handler: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown from a handler did not return")
+	}
+	for q := 0; q < 2; q++ {
+		mq := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: q}
+		if h := f.lockHolder("g1", mq); h != "" {
+			t.Fatalf("queue %d still locked by %s", q, h)
+		}
+	}
+	if f.br.Count(remoting.UnregisterClient) == 0 {
+		t.Fatal("not unregistered at Shutdown")
+	}
+}
+
+// A worker takes one orderly queue task at a time, however deep the work
+// queue, and several concurrent batches when it is deep.
+func TestWorkQueueOrderlyTasksOneAtATime(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		orderly bool
+		want    int
+	}{{"orderly", true, 1}, {"concurrent", false, workerTake}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorkQueue()
+			for i := 0; i < 100; i++ {
+				req := &consumeReq{}
+				if !tc.orderly {
+					req.msgs = []*rocketmq.MessageExt{{}}
+				}
+				w.push(req)
+			}
+			got, ok := w.pop(nil, 2)
+			if !ok || len(got) != tc.want {
+				t.Fatalf("took %d (ok %v), want %d", len(got), ok, tc.want)
+			}
+		})
+	}
+}
+
+// A queue locked but not taken, for want of a start offset, is unlocked
+// at once and taken at a later rebalance.
+func TestOrderlyUnlockWhenNotTaken(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 3, "a", "")
+	f.fail(remoting.QueryConsumerOffset, remoting.SystemError)
+	rec := newOrderlyRec(t)
+	c := f.newConsumer(t, "g1")
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "unlocked", func() bool { return lastIndex(f.eventsSnapshot(), "unlock T/0") >= 0 })
+	if firstIndex(f.eventsSnapshot(), "pull T/0") >= 0 {
+		t.Fatal("pulled a queue not taken")
+	}
+	f.mu.Lock()
+	delete(f.failCode, remoting.QueryConsumerOffset)
+	f.mu.Unlock()
+	testutil.WaitFor(t, 10*time.Second, "consumed", func() bool { return len(rec.deliveries(0)) == 3 })
 }

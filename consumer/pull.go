@@ -81,7 +81,7 @@ func (r *runState) flowControlled(q *queueState) bool {
 		why = "count"
 	case bytes > q.capBytes.Load():
 		why = "size"
-	case span > int64(r.cfg.maxSpan):
+	case span > int64(r.cfg.maxSpan) && !q.orderly: // Java checks the span of concurrent consumers only
 		why = "span"
 	default:
 		return false

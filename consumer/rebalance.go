@@ -134,11 +134,16 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 			if ctx.Err() == nil {
 				r.log.Warn("rocketmq: rebalance: no start offset, retried at the next rebalance", "group", r.cfg.group, "queue", queueLog(mq), "err", err)
 			}
+			if lockedAt > 0 {
+				r.unlockNotTaken(ctx, mq)
+			}
 			continue
 		}
 		if r.addQueue(mq, off, lockedAt) {
 			changed = true
 			r.log.Info("rocketmq: queue assigned", "group", r.cfg.group, "queue", queueLog(mq), "offset", off)
+		} else if lockedAt > 0 && r.stopping.Load() {
+			r.unlockNotTaken(ctx, mq)
 		}
 	}
 	return changed
