@@ -67,6 +67,7 @@ func sendOrdered(ctx context.Context, p *producer.Producer, topic, key string, f
 // seqMsg is one message of a handler call.
 type seqMsg struct {
 	id        string
+	offsetID  string // the broker's id of the stored message
 	key       string
 	seq       int
 	offset    int64
@@ -109,7 +110,7 @@ func (l *orderlyLog) handler(member string, then func(ctx context.Context, msgs 
 			} else if c.queue != m.QueueID {
 				c.queue = -2 // one call mixed queues: reported by check
 			}
-			c.msgs = append(c.msgs, seqMsg{id: m.MsgID, key: m.Property(propKey), seq: seq, offset: m.QueueOffset, reconsume: m.ReconsumeTimes})
+			c.msgs = append(c.msgs, seqMsg{id: m.MsgID, offsetID: m.OffsetMsgID, key: m.Property(propKey), seq: seq, offset: m.QueueOffset, reconsume: m.ReconsumeTimes})
 		}
 		res = consumer.OrderlyResult(-1) // stays so when then panics
 		// Recorded on the way out, also when then panics.
@@ -770,4 +771,69 @@ func TestOrderlyHandOverWaitsForCallInHand(t *testing.T) {
 		t.Errorf("B holds %v, want queue 1", qs)
 	}
 	checkOrder(t, log, []string{key}, 5, 2, e.cluster != nil)
+}
+
+// TestOrderlyAdmin: the admin tool's requests through the broker see an
+// orderly consumer as Java's: its running info says consumeOrderly and
+// shows the queues it holds locked, with a recent lock time; consuming a
+// stored message directly answers with order set, CR_SUCCESS for
+// OrderlySuccess and CR_LATER for SuspendQueue.
+func TestOrderlyAdmin(t *testing.T) {
+	const queues = 4
+	e := start(t)
+	topic := e.newTopic(t, queues)
+	g := group(t, "")
+	var suspend atomic.Bool
+	log := newOrderlyLog()
+	c := e.startOrderly(t, g, topic, log.handler("c", func(context.Context, []seqMsg) (consumer.OrderlyResult, error) {
+		if suspend.Load() {
+			return consumer.SuspendQueue, nil
+		}
+		return consumer.OrderlySuccess, nil
+	}), consumer.WithConsumeFrom(consumer.FromFirst))
+	testutil.WaitFor(t, wait, "the topic's queues held", func() bool { return len(assigned(c, topic)) == queues })
+	keys := orderedKeys(queues, queues)
+	p := e.newProducer(t)
+	for _, k := range keys {
+		if err := sendOrdered(context.Background(), p, topic, k, 0, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitConsumed(t, g, topic, queues)
+
+	info := e.runningInfo(t, g)
+	if got := info.Properties[remoting.PropConsumeOrderly]; got != "true" {
+		t.Errorf("property %s = %q, want true", remoting.PropConsumeOrderly, got)
+	}
+	held := 0
+	for mq, pq := range info.MQTable {
+		if mq.Topic != topic {
+			continue
+		}
+		held++
+		if age := time.Since(time.UnixMilli(pq.LastLockTimestamp)); !pq.Locked || age < 0 || age > time.Minute {
+			t.Errorf("queue %d: locked %v, last locked %v ago", mq.QueueID, pq.Locked, age)
+		}
+	}
+	if held != queues {
+		t.Errorf("running info shows %d queues of %s, want %d", held, topic, queues)
+	}
+
+	stored := log.snapshot()[0].msgs[0].offsetID
+	ids := e.consumerIDs(t, g)
+	for _, tc := range []struct {
+		suspend bool
+		want    string
+	}{{false, remoting.ConsumeResultSuccess}, {true, remoting.ConsumeResultLater}} {
+		suspend.Store(tc.suspend)
+		resp := e.adminCall(t, remoting.ConsumeMessageDirectly, &remoting.ConsumeMessageDirectlyResultRequestHeader{
+			ConsumerGroup: g, ClientID: &ids[0], MsgID: &stored})
+		var res remoting.ConsumeMessageDirectlyResult
+		if err := res.DecodeJSON(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		if !res.Order || res.ConsumeResult != tc.want {
+			t.Errorf("consume directly (handler suspends: %v): order %v, result %s; want order true, %s", tc.suspend, res.Order, res.ConsumeResult, tc.want)
+		}
+	}
 }
