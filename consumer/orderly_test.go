@@ -543,6 +543,7 @@ func TestOrderlyHandOver(t *testing.T) {
 	offsets := map[int][]int64{}
 	active := map[int]int{}
 	var releasing func() []rocketmq.MessageQueue
+	var seenRelease atomic.Bool
 	handler := func(member string) OrderlyHandler {
 		return func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
 			qid := int(msgs[0].QueueID)
@@ -557,7 +558,14 @@ func TestOrderlyHandOver(t *testing.T) {
 			mu.Unlock()
 			if member == "a" && msgs[0].QueueOffset == 50 {
 				// Still in hand when a rebalance takes the queue away.
-				if !testutil.Poll(10*time.Second, func() bool { return len(releasing()) > 0 }) {
+				// Latched: the queue a keeps may get here after the
+				// other one's release is over.
+				if !testutil.Poll(10*time.Second, func() bool {
+					if len(releasing()) > 0 {
+						seenRelease.Store(true)
+					}
+					return seenRelease.Load()
+				}) {
 					t.Errorf("queue %d never released", qid)
 				}
 			}

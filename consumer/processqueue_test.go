@@ -271,3 +271,61 @@ func TestProcessQueuePullCharge(t *testing.T) {
 		t.Fatalf("charge %d, want the bodies' 20", got)
 	}
 }
+
+// Orderly batches come from the head in offset order, stay held until
+// committed, and a batch put back is taken again first; the schedule
+// mark is cleared when nothing is left, and a dropped queue gives
+// nothing.
+func TestProcessQueueOrderlyTake(t *testing.T) {
+	pq := newProcessQueue()
+	var inflight atomic.Int32
+	if !pq.schedule() || pq.schedule() {
+		t.Fatal("schedule: want true once")
+	}
+	msgs := pqMsgs(0, 1, 2, 3, 4)
+	pq.add(msgs, pullChargeOf(msgs, 0))
+	offsets := func(ms []*rocketmq.MessageExt) []int64 {
+		var out []int64
+		for _, m := range ms {
+			out = append(out, m.QueueOffset)
+		}
+		return out
+	}
+	seq1, b1 := pq.take(2, 1, &inflight)
+	seq2, b2 := pq.take(2, 1, &inflight)
+	if got := offsets(b1); len(got) != 2 || got[0] != 0 || got[1] != 1 {
+		t.Fatalf("first batch %v", got)
+	}
+	if got := offsets(b2); len(got) != 2 || got[0] != 2 || got[1] != 3 {
+		t.Fatalf("second batch %v", got)
+	}
+	if c, _, _ := pq.stats(); c != 5 {
+		t.Fatalf("held %d, want 5: taken messages stay until committed", c)
+	}
+	if off := pq.remove(seq1, nil, b1, nil, 2); off != 2 {
+		t.Fatalf("commit offset %d, want 2", off)
+	}
+	pq.putBack(seq2)
+	seq3, b3 := pq.take(3, 3, &inflight)
+	if got := offsets(b3); seq3 != seq2 || len(got) != 3 || got[0] != 2 || got[2] != 4 {
+		t.Fatalf("after put back: seq %d (want %d), batch %v", seq3, seq2, got)
+	}
+	if off := pq.remove(seq3, nil, b3, nil, 4); off != 5 {
+		t.Fatalf("commit offset %d, want 5", off)
+	}
+	if _, b := pq.take(1, 5, &inflight); b != nil {
+		t.Fatalf("took %v from an empty queue", offsets(b))
+	}
+	if !pq.schedule() {
+		t.Fatal("mark not cleared by an empty take")
+	}
+	more := pqMsgs(5, 6)
+	pq.add(more, pullChargeOf(more, 0))
+	pq.setDropped()
+	if _, b := pq.take(1, 6, &inflight); b != nil || pq.schedule() {
+		t.Fatal("a dropped queue gives a batch or takes a task")
+	}
+	if n := inflight.Load(); n != 3 {
+		t.Fatalf("inflight %d, want 3 (one per batch taken)", n)
+	}
+}
