@@ -15,6 +15,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/consumer"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
@@ -836,4 +837,99 @@ func TestOrderlyAdmin(t *testing.T) {
 			t.Errorf("consume directly (handler suspends: %v): order %v, result %s; want order true, %s", tc.suspend, res.Order, res.ConsumeResult, tc.want)
 		}
 	}
+}
+
+// lockAs sends LOCK_BATCH_MQ (or UNLOCK_BATCH_MQ) for group's queues mqs
+// to the topic's broker in the name of clientID, as another client of the
+// group would, and returns the queues the broker says are locked (none for
+// an unlock).
+func (e *env) lockAs(t *testing.T, code int32, group, clientID string, mqs ...rocketmq.MessageQueue) []rocketmq.MessageQueue {
+	t.Helper()
+	cli, err := transport.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	body := remoting.LockBatchRequestBody{ConsumerGroup: group, ClientID: clientID, MQSet: mqs}
+	resp, err := cli.Invoke(ctx, e.brokerAddr, remoting.NewRequest(code, nil, body.AppendJSON(nil, remoting.JSONFastjson)))
+	if err == nil {
+		err = remoting.ResponseError(resp)
+	}
+	if err != nil {
+		t.Fatalf("request %d to %s: %v", code, e.broker, err)
+	}
+	if code != remoting.LockBatchMQ {
+		return nil
+	}
+	var locked remoting.LockBatchResponseBody
+	if err := locked.DecodeJSON(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	return locked.LockOKMQSet
+}
+
+// TestOrderlyQueueLockedByAnother: a queue whose broker lock another
+// client of the group holds is not consumed, while the other queues are;
+// once that client unlocks it, the consumer locks it and consumes it, in
+// order.
+func TestOrderlyQueueLockedByAnother(t *testing.T) {
+	const (
+		queues   = 2
+		perKey   = 5
+		intruder = "192.0.2.99@intruder"
+		held     = 3 * time.Second // how long the queue stays locked by the intruder at least
+	)
+	e := start(t)
+	topic := e.newTopic(t, queues)
+	g := group(t, "")
+	q0 := rocketmq.MessageQueue{Topic: topic, BrokerName: e.broker, QueueID: 0}
+	if got := e.lockAs(t, remoting.LockBatchMQ, g, intruder, q0); !slices.Equal(got, []rocketmq.MessageQueue{q0}) {
+		t.Fatalf("the intruder's lock of %v got %v", q0, got)
+	}
+	var refused atomic.Int32 // on rmqtest: the consumer's lock requests naming queue 0
+	if e.cluster != nil {
+		err := e.cluster.Intercept(e.broker, remoting.LockBatchMQ, rmqtest.Fault{Match: func(req *remoting.Command) bool {
+			var b remoting.LockBatchRequestBody
+			if b.DecodeJSON(req.Body) == nil && b.ConsumerGroup == g && b.ClientID != intruder && slices.Contains(b.MQSet, q0) {
+				refused.Add(1)
+			}
+			return false
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := orderedKeys(queues, queues)
+	log := newOrderlyLog()
+	c := e.startOrderly(t, g, topic, log.handler("c", nil), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithRebalanceInterval(time.Second))
+	p := e.newProducer(t)
+	for _, k := range keys {
+		if err := sendOrdered(context.Background(), p, topic, k, 0, perKey, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Queue 1 is consumed; queue 0 is not, for at least held and, on
+	// rmqtest, until the consumer asked for it twice.
+	testutil.WaitFor(t, wait, "queue 1 consumed", func() bool { return log.ackedTotal() >= perKey })
+	select {
+	case <-time.After(held):
+	case <-t.Context().Done():
+	}
+	if e.cluster != nil {
+		testutil.WaitFor(t, wait, "the consumer asking for queue 0 twice", func() bool { return refused.Load() >= 2 })
+	}
+	for _, call := range log.snapshot() {
+		if call.queue == 0 {
+			t.Fatalf("queue 0 consumed while another client held its lock")
+		}
+	}
+	if slices.Contains(assigned(c, topic), q0) {
+		t.Errorf("Assigned shows queue 0 while another client holds its lock")
+	}
+	e.lockAs(t, remoting.UnlockBatchMQ, g, intruder, q0)
+	testutil.WaitFor(t, wait, "queue 0 consumed after its unlock", func() bool { return log.ackedTotal() >= queues*perKey })
+	e.waitConsumed(t, g, topic, queues*perKey)
+	checkOrder(t, log, keys, perKey, queues, true)
 }
