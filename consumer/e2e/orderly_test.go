@@ -933,3 +933,67 @@ func TestOrderlyQueueLockedByAnother(t *testing.T) {
 	e.waitConsumed(t, g, topic, queues*perKey)
 	checkOrder(t, log, keys, perKey, queues, true)
 }
+
+// TestOrderlyLockRenewal: a consumer renews the locks of the queues it
+// holds every 20 s (Java REBALANCE_LOCK_INTERVAL). With the broker's lock
+// expiry cut to 23 s, another client of the group still cannot take the
+// queue 24 s after the consumer first locked it, the consumer's running
+// info shows the renewed lock time, and it goes on consuming.
+func TestOrderlyLockRenewal(t *testing.T) {
+	const live = 23 * time.Second
+	e := start(t, rmqtest.WithLockMaxLiveTime(live))
+	if e.cluster == nil {
+		t.Skipf("needs the in-process broker's lock expiry cut to %v (%s is set): a broker's default of 60 s would take a minute", live, envExternal)
+	}
+	topic := e.newTopic(t, 1)
+	g := group(t, "")
+	q0 := rocketmq.MessageQueue{Topic: topic, BrokerName: e.broker, QueueID: 0}
+	var mu sync.Mutex
+	var locks []time.Time // the consumer's lock requests naming q0
+	err := e.cluster.Intercept(e.broker, remoting.LockBatchMQ, rmqtest.Fault{Match: func(req *remoting.Command) bool {
+		var b remoting.LockBatchRequestBody
+		if b.DecodeJSON(req.Body) == nil && b.ConsumerGroup == g && slices.Contains(b.MQSet, q0) && !strings.HasSuffix(b.ClientID, "@intruder") {
+			mu.Lock()
+			locks = append(locks, time.Now())
+			mu.Unlock()
+		}
+		return false
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lockTimes := func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(locks)
+	}
+	log := newOrderlyLog()
+	e.startOrderly(t, g, topic, log.handler("c", nil), consumer.WithConsumeFrom(consumer.FromFirst))
+	p := e.newProducer(t)
+	if err := sendOrdered(context.Background(), p, topic, "k", 0, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, wait, "the first message consumed", func() bool { return log.ackedTotal() == 1 })
+	first := lockTimes()[0]
+
+	select {
+	case <-time.After(time.Until(first.Add(live + time.Second))):
+	case <-t.Context().Done():
+	}
+	if got := e.lockAs(t, remoting.LockBatchMQ, g, "192.0.2.99@intruder", q0); len(got) != 0 {
+		t.Fatalf("another client locked the queue %v after the consumer first locked it (lock requests at %v)",
+			time.Since(first).Round(time.Millisecond), lockTimes())
+	}
+	if ls := lockTimes(); ls[len(ls)-1].Sub(first) < 15*time.Second {
+		t.Errorf("no renewal after the first lock: lock requests at %v", ls)
+	}
+	info := e.runningInfo(t, g)
+	if pq, ok := info.MQTable[q0]; !ok || !pq.Locked || time.UnixMilli(pq.LastLockTimestamp).Sub(first) < 15*time.Second {
+		t.Errorf("running info of %v: %+v (present %v), first locked at %v", q0, pq, ok, first.UnixMilli())
+	}
+	if err := sendOrdered(context.Background(), p, topic, "k", 1, 2, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.waitConsumed(t, g, topic, 2)
+	checkOrder(t, log, []string{"k"}, 2, 1, true)
+}
