@@ -139,8 +139,7 @@ func (w *workQueue) push(req *consumeReq) {
 
 // pop waits for batches and appends to dst one, or up to workerTake when
 // more than that many are queued per worker (one orderly queue task at a
-// time); false once the queue is
-// closed, or drained and empty.
+// time); false once the queue is closed, or drained and empty.
 func (w *workQueue) pop(dst []*consumeReq, workers int) ([]*consumeReq, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

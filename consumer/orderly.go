@@ -53,14 +53,17 @@ func (r *runState) consumeOrderly(q *queueState, st *msStamp) {
 	defer q.consumeMu.Unlock()
 	locking := r.locking()
 	start := time.Now()
-	for {
+	relock := relockDelay
+	for ; ; relock = relockedDelay {
 		if q.pq.isDropped() {
 			q.pq.unschedule()
 			return
 		}
 		now := time.Now()
 		if locking && !r.lockValid(q, now) {
-			r.relockLater(q)
+			// Java: 100 ms when the task starts unlocked, 10 ms when the
+			// lock went while it ran.
+			r.relockLater(q, relock)
 			return
 		}
 		if now.Sub(start) >= orderlySlice {
@@ -118,28 +121,49 @@ func (r *runState) runOrderly(q *queueState, seq uint64, msgs []*rocketmq.Messag
 		ts = r.stats.topic(mqclient.WrapNamespace(r.cfg.client.Namespace, msgs[0].Topic))
 	}
 	ts.consumed(end.Unix(), nOK, len(ok)-nOK, end.Sub(now))
-	if nOK < len(ok) && r.suspendBatch(msgs) {
-		q.pq.putBack(seq)
-		r.log.Debug("rocketmq: orderly queue suspended", "group", r.cfg.group, "queue", queueLog(q.mq),
-			"offset", msgs[0].QueueOffset, "for", r.cfg.suspendTime)
-		r.resumeLater(q, r.cfg.suspendTime)
-		return false
+	if nOK < len(ok) {
+		if done := r.suspendBatch(msgs); done < len(msgs) {
+			// The messages before the first one suspended are done (in
+			// the DLQ); the rest comes again.
+			r.commitOrderly(q, seq, msgs[:done], end)
+			r.suspend(q, seq+uint64(done), msgs[done])
+			return false
+		}
+	}
+	r.commitOrderly(q, seq, msgs, end)
+	return true
+}
+
+// commitOrderly removes a batch (or its head) from the process queue and
+// moves the offset past it.
+func (r *runState) commitOrderly(q *queueState, seq uint64, msgs []*rocketmq.MessageExt, end time.Time) {
+	if len(msgs) == 0 {
+		return
 	}
 	if off := q.pq.remove(seq, nil, msgs, nil, end.UnixMilli()); off >= 0 {
 		q.cell.update(off, true)
 	}
-	return true
+}
+
+// suspend puts the messages from seq (first) back and queues the task
+// again after the suspend time.
+func (r *runState) suspend(q *queueState, seq uint64, first *rocketmq.MessageExt) {
+	q.pq.putBack(seq)
+	r.log.Debug("rocketmq: orderly queue suspended", "group", r.cfg.group, "queue", queueLog(q.mq),
+		"offset", first.QueueOffset, "for", r.cfg.suspendTime)
+	r.resumeLater(q, r.cfg.suspendTime)
 }
 
 // suspendBatch decides a batch that was not acknowledged (Java
 // checkReconsumeTimes): a message that has reached the max reconsume
 // times goes to the DLQ (send-back with delay level -1); any other, or
 // one whose send-back failed, has its ReconsumeTimes counted up and the
-// batch is suspended. False when nothing needs suspending.
-func (r *runState) suspendBatch(msgs []*rocketmq.MessageExt) bool {
+// batch is suspended. It returns how many leading messages went to the
+// DLQ, and len(msgs) when nothing needs suspending.
+func (r *runState) suspendBatch(msgs []*rocketmq.MessageExt) int {
 	maxRe := int64(r.c.maxReconsume())
-	suspend := false
-	for _, m := range msgs {
+	lead := -1
+	for i, m := range msgs {
 		if int64(m.ReconsumeTimes) >= maxRe {
 			err := r.sendBack(r.handlerCtx, m, -1)
 			if err == nil {
@@ -149,10 +173,15 @@ func (r *runState) suspendBatch(msgs []*rocketmq.MessageExt) bool {
 			}
 			r.log.Warn("rocketmq: orderly message not sent to the DLQ, queue suspended", "group", r.cfg.group, "topic", m.Topic, "msgId", m.MsgID, "err", err)
 		}
-		suspend = true
+		if lead < 0 {
+			lead = i
+		}
 		m.ReconsumeTimes++
 	}
-	return suspend
+	if lead < 0 {
+		return len(msgs)
+	}
+	return lead
 }
 
 // resumeLater queues q's task again after d, unless the consumer stops
@@ -175,15 +204,15 @@ func (r *runState) resumeLater(q *queueState, d time.Duration) {
 // relockLater: q is not locked (or the lock expired): try to lock it and
 // queue its task again, soon when that worked, later when not (Java
 // tryLockLaterAndReconsume). Pulls of an unlocked queue pause meanwhile.
-func (r *runState) relockLater(q *queueState) {
+func (r *runState) relockLater(q *queueState, d time.Duration) {
 	r.workers.Go(func() {
-		if !sleepStop(r.stop, q.ctx, relockDelay) {
+		if !sleepStop(r.stop, q.ctx, d) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.pullCtx, lockTimeout)
 		got, err := r.lockBatch(ctx, q.mq.BrokerName, []rocketmq.MessageQueue{q.mq})
 		cancel()
-		d := relockAgainDelay
+		d = relockAgainDelay
 		if err == nil && got[q.mq] {
 			q.lastLock.Store(time.Now().UnixMilli())
 			q.locked.Store(true)

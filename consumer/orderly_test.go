@@ -299,7 +299,7 @@ func TestOrderlyReleaseWaitsPersistsUnlocks(t *testing.T) {
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var ctxErr atomic.Value
-	c := f.newConsumer(t, "g1", WithOffsetPersistInterval(time.Hour))
+	c := f.newConsumer(t, "g1", WithOffsetPersistInterval(time.Hour), withLockTimes(50*time.Millisecond, 30*time.Second))
 	h := func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
 		if msgs[0].QueueOffset == 2 {
 			close(entered)
@@ -323,6 +323,12 @@ func TestOrderlyReleaseWaitsPersistsUnlocks(t *testing.T) {
 	if testutil.Poll(300*time.Millisecond, func() bool { return lastIndex(f.eventsSnapshot(), "unlock T/0") >= 0 }) {
 		t.Fatal("unlocked with a batch in hand")
 	}
+	// Its lock is still renewed meanwhile.
+	locks := func() int {
+		return len(slices.DeleteFunc(f.eventsSnapshot(), func(e string) bool { return e != "lock T/0" }))
+	}
+	n := locks()
+	testutil.WaitFor(t, 10*time.Second, "lock renewed while releasing", func() bool { return locks() >= n+2 })
 	close(release)
 	testutil.WaitFor(t, 10*time.Second, "unlocked", func() bool { return lastIndex(f.eventsSnapshot(), "unlock T/0") >= 0 })
 	if err, _ := ctxErr.Load().(error); err != nil {
@@ -709,4 +715,91 @@ func TestOrderlyUnlockWhenNotTaken(t *testing.T) {
 	delete(f.failCode, remoting.QueryConsumerOffset)
 	f.mu.Unlock()
 	testutil.WaitFor(t, 10*time.Second, "consumed", func() bool { return len(rec.deliveries(0)) == 3 })
+}
+
+// When the head of a suspended batch goes to the DLQ, that head is
+// committed and only the rest comes again.
+func TestOrderlyDLQHeadCommitted(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 1, "a", "")
+	rec := newOrderlyRec(t)
+	var first atomic.Bool
+	rec.decide = func(msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if first.CompareAndSwap(false, true) {
+			// The next delivery holds both messages.
+			f.put("T", 0, 1, "b", "")
+		}
+		if msgs[0].QueueOffset == 0 {
+			return SuspendQueue, nil
+		}
+		return OrderlySuccess, nil
+	}
+	c := f.newConsumer(t, "g1", WithConsumeBatchSize(2), WithMaxReconsumeTimes(1), WithSuspendTime(300*time.Millisecond))
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	testutil.WaitFor(t, 10*time.Second, "queue moved on", func() bool {
+		off, ok := f.committed("g1", "T", 0)
+		return ok && off == 2
+	})
+	var got []string
+	for _, d := range rec.deliveries(0) {
+		got = append(got, strconv.FormatInt(d.offset, 10)+"/"+strconv.Itoa(int(d.reconsume)))
+	}
+	if want := []string{"0/0", "0/1", "1/0", "1/1"}; !slices.Equal(got, want) {
+		t.Fatalf("deliveries %v, want %v", got, want)
+	}
+	f.mu.Lock()
+	sb := slices.Clone(f.sendBacks)
+	f.mu.Unlock()
+	if len(sb) != 1 || sb[0].DelayLevel != -1 || sb[0].Offset != 0 {
+		t.Fatalf("send-backs %+v, want one of the first message", sb)
+	}
+}
+
+// An orderly handler's ctx has the consume timeout as deadline and ends
+// when Shutdown gives up waiting.
+func TestOrderlyHandlerCtx(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 1, "a", "")
+	c := f.newConsumer(t, "g1", WithConsumeTimeout(time.Minute))
+	entered := make(chan time.Time, 1)
+	ended := make(chan error, 1)
+	if err := c.SubscribeOrderly("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		dl, _ := ctx.Deadline()
+		entered <- dl
+		<-ctx.Done()
+		ended <- ctx.Err()
+		return OrderlySuccess, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var dl time.Time
+	select {
+	case dl = <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("handler not called")
+	}
+	if left := time.Until(dl); left < 30*time.Second || left > time.Minute {
+		t.Fatalf("deadline in %v, want about a minute", left)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v, want the deadline", err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("handler ctx ended with %v, want cancelled", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("handler ctx not cancelled")
+	}
 }

@@ -16,9 +16,11 @@ import (
 //
 // Goroutines, all counted in gs: the rebalance loop, the persist loop, the
 // expiry sweep, one pull loop per held queue, consumeGoroutines workers,
-// and a short-lived one per local retry. Locks: qmu (the queue table) is
-// taken before a processQueue's mu, never the other way; rebMu and
-// persist are the only locks held across network calls, none across a
+// and a short-lived one per local retry; orderly: the lock renewal loop,
+// one per suspended or unlocked queue task, one per released queue. Locks:
+// qmu (the queue table) is taken before a processQueue's mu, never the
+// other way; rebMu and persist are the only locks held across network
+// calls; an orderly queue's consumeMu is the only one held across a
 // handler.
 type runState struct {
 	c       *PushConsumer
