@@ -82,6 +82,7 @@ type hcall struct {
 	queue      int32
 	start, end time.Time
 	msgs       []seqMsg
+	acked      bool // the call returned OrderlySuccess and no error
 }
 
 // orderlyLog records every handler call of the members of a test.
@@ -119,8 +120,9 @@ func (l *orderlyLog) handler(member string, then func(ctx context.Context, msgs 
 			c.end = time.Now()
 			l.mu.Lock()
 			defer l.mu.Unlock()
+			c.acked = res == consumer.OrderlySuccess && err == nil
 			l.calls = append(l.calls, c)
-			if res == consumer.OrderlySuccess && err == nil {
+			if c.acked {
 				l.acked[member] += len(msgs)
 			}
 		}()
@@ -188,6 +190,7 @@ func (e *env) startOrderly(t *testing.T, group, topic string, h consumer.Orderly
 type orderReport struct {
 	duplicates int             // messages consumed again after a hand-over
 	periods    int             // ownership periods over all queues
+	suspended  int             // calls not acknowledged
 	handovers  []time.Duration // per change of member on a queue, from the last call's end to the next one's start
 	perMember  map[string]int  // messages per member
 }
@@ -204,7 +207,11 @@ type orderReport struct {
 //     member) each key's sequence and the queue offsets are contiguous, and
 //     a period starts no later than right after what was consumed before
 //     it (no gap), so that merged in time every key's sequence is complete;
-//   - no member consumed after its Shutdown returned.
+//   - no member consumed after its Shutdown returned;
+//   - a call not acknowledged (suspended) is followed on its queue by a
+//     call from the same offset, by its member or the queue's next owner.
+//
+// The sequence checks count acknowledged calls only.
 //
 // A period that starts before the end of what was consumed before it
 // consumes those messages again: exactly once says no such duplicate.
@@ -224,8 +231,8 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 		}
 	}
 
-	byQueue := map[int32][]hcall{}
-	memberLast := map[string]int{} // member/key -> last seq
+	byQueue := map[int32][]hcall{} // every call, acknowledged or not
+	memberLast := map[string]int{} // member/key -> last seq acknowledged
 	for _, c := range calls {
 		if end, ok := log.stoppedAt(c.member); ok && c.end.After(end) {
 			fail("member %s consumed %s/%d after its Shutdown returned", c.member, c.msgs[0].key, c.msgs[0].seq)
@@ -247,6 +254,9 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 			if i > 0 && m.offset != c.msgs[i-1].offset+1 {
 				fail("queue %d: one call held offsets %d then %d", c.queue, c.msgs[i-1].offset, m.offset)
 			}
+			if !c.acked {
+				continue
+			}
 			mk := c.member + "/" + m.key
 			if last, ok := memberLast[mk]; ok && m.seq <= last {
 				fail("member %s saw %s #%d after #%d", c.member, m.key, m.seq, last)
@@ -257,13 +267,27 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 	}
 
 	next := map[string]int{} // per key: the first seq not consumed yet
-	for q, cs := range byQueue {
+	for q, all := range byQueue {
+		var cs []hcall // the acknowledged calls
+		for i, c := range all {
+			if i > 0 && c.start.Before(all[i-1].end) {
+				fail("queue %d consumed by %s (from %s #%d) while %s's call (from %s #%d) still ran",
+					q, c.member, c.msgs[0].key, c.msgs[0].seq, all[i-1].member, all[i-1].msgs[0].key, all[i-1].msgs[0].seq)
+			}
+			// A batch not acknowledged comes again before anything after it,
+			// to its member or to the next owner of the queue.
+			if i > 0 && !all[i-1].acked && c.msgs[0].offset != all[i-1].msgs[0].offset {
+				fail("queue %d: %s's call from offset %d was suspended, then %s got offset %d",
+					q, all[i-1].member, all[i-1].msgs[0].offset, c.member, c.msgs[0].offset)
+			}
+			if c.acked {
+				cs = append(cs, c)
+			} else {
+				rep.suspended++
+			}
+		}
 		nextOffset, prevOffset := int64(-1), int64(-1)
 		for i, c := range cs {
-			if i > 0 && c.start.Before(cs[i-1].end) {
-				fail("queue %d consumed by %s (from %s #%d) while %s's call (from %s #%d) still ran",
-					q, c.member, c.msgs[0].key, c.msgs[0].seq, cs[i-1].member, cs[i-1].msgs[0].key, cs[i-1].msgs[0].seq)
-			}
 			newPeriod := i == 0 || cs[i-1].member != c.member
 			if newPeriod {
 				rep.periods++
@@ -295,6 +319,7 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 			}
 		}
 	}
+
 	for _, k := range keys {
 		if next[k] != perKey {
 			fail("key %s: consumed up to #%d of %d", k, next[k]-1, perKey)
@@ -306,8 +331,9 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 // TestOrderlyMembersComeAndGo: 16 keys × 2,000 messages sent with the
 // hash selector over 8 queues while the members of an orderly group come
 // and go (A alone; B joins; C joins; B leaves; A leaves; C finishes), with
-// one LOCK_BATCH_MQ request dropped on the in-process broker. See
-// checkOrder for what is checked of every handler call. On the in-process
+// one LOCK_BATCH_MQ request dropped on the in-process broker and every
+// hundredth message suspended once. See checkOrder for what is checked of
+// every handler call. On the in-process
 // broker each message is consumed exactly once: a leaving queue's offset
 // is committed before its lock is released, and a new owner reads it after
 // taking the lock. An external broker gets the same requests, but the
@@ -327,13 +353,19 @@ func TestOrderlyMembersComeAndGo(t *testing.T) {
 	keys := orderedKeys(nKeys, queues)
 	log := newOrderlyLog()
 	opts := []consumer.Option{consumer.WithConsumeFrom(consumer.FromFirst),
-		consumer.WithRebalanceInterval(time.Second), consumer.WithConsumeBatchSize(4)}
+		consumer.WithRebalanceInterval(time.Second), consumer.WithConsumeBatchSize(4), consumer.WithSuspendTime(50 * time.Millisecond)}
 	members := map[string]*consumer.PushConsumer{}
 	join := func(name string) {
 		// Each call works for a millisecond, so that a rebalance usually
-		// finds calls in hand on the queues it moves.
-		work := func(context.Context, []seqMsg) (consumer.OrderlyResult, error) {
+		// finds calls in hand on the queues it moves, and every hundredth
+		// message is suspended at its first delivery.
+		work := func(_ context.Context, msgs []seqMsg) (consumer.OrderlyResult, error) {
 			time.Sleep(time.Millisecond)
+			for _, m := range msgs {
+				if m.seq%100 == 50 && m.reconsume == 0 {
+					return consumer.SuspendQueue, nil
+				}
+			}
 			return consumer.OrderlySuccess, nil
 		}
 		members[name] = e.startOrderly(t, g, topic, log.handler(name, work), append(opts, consumer.WithInstanceName(name))...)
@@ -445,9 +477,12 @@ func TestOrderlyMembersComeAndGo(t *testing.T) {
 			t.Errorf("member %s consumed nothing: %v", m, rep.perMember)
 		}
 	}
+	if want := nKeys * perKey / 100; rep.suspended < want {
+		t.Errorf("%d calls suspended, want at least %d", rep.suspended, want)
+	}
 	slices.Sort(rep.handovers)
-	t.Logf("%d messages in %v: %d ownership periods over %d queues, hand-over gaps %v, %d consumed again, per member %v",
-		total, elapsed.Round(time.Millisecond), rep.periods, queues, rep.handovers, rep.duplicates, rep.perMember)
+	t.Logf("%d messages in %v: %d ownership periods over %d queues, hand-over gaps %v, %d calls suspended, %d messages consumed again, per member %v",
+		total, elapsed.Round(time.Millisecond), rep.periods, queues, rep.handovers, rep.suspended, rep.duplicates, rep.perMember)
 }
 
 // TestOrderlySuspend: a handler that suspends a message twice (by its
