@@ -1032,3 +1032,50 @@ func TestOrderlyLockRenewal(t *testing.T) {
 	e.waitConsumed(t, g, topic, 2)
 	checkOrder(t, log, []string{"k"}, 2, 1, true)
 }
+
+// TestOrderlyShutdownWhileSuspended: Shutdown does not wait out a
+// suspended queue: it returns before the suspend time is over, having
+// committed what came before the suspended message, and the next member
+// of the group gets that message first.
+func TestOrderlyShutdownWhileSuspended(t *testing.T) {
+	const suspend = 5 * time.Second
+	e := start(t)
+	topic := e.newTopic(t, 1)
+	g := group(t, "")
+	p := e.newProducer(t)
+	if err := sendOrdered(context.Background(), p, topic, "k", 0, 4, 1); err != nil {
+		t.Fatal(err)
+	}
+	log := newOrderlyLog()
+	a := e.startOrderly(t, g, topic, log.handler("A", func(_ context.Context, msgs []seqMsg) (consumer.OrderlyResult, error) {
+		if msgs[0].seq == 1 {
+			return consumer.SuspendQueue, nil
+		}
+		return consumer.OrderlySuccess, nil
+	}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithSuspendTime(suspend), consumer.WithInstanceName("A"))
+	testutil.WaitFor(t, wait, "#1 suspended", func() bool { return len(log.snapshot()) == 2 })
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*suspend)
+	defer cancel()
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	log.stop("A")
+	if d := time.Since(began); d >= suspend {
+		t.Errorf("Shutdown took %v, the suspend time is %v", d, suspend)
+	}
+	if got, err := consumed(e, g, topic); err != nil || got != 1 {
+		t.Errorf("committed after Shutdown: %d %v, want 1", got, err)
+	}
+	e.startOrderly(t, g, topic, log.handler("B", nil), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithInstanceName("B"))
+	e.waitConsumed(t, g, topic, 4)
+	var got []string
+	for _, c := range log.snapshot() {
+		for _, m := range c.msgs {
+			got = append(got, fmt.Sprintf("%s#%d", c.member, m.seq))
+		}
+	}
+	if want := []string{"A#0", "A#1", "B#1", "B#2", "B#3"}; !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+}
