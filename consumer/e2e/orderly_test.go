@@ -1079,3 +1079,53 @@ func TestOrderlyShutdownWhileSuspended(t *testing.T) {
 		t.Errorf("calls %v, want %v", got, want)
 	}
 }
+
+// TestOrderlyShutdownGivesUp: when Shutdown's ctx ends while a handler
+// call is in hand, the call's ctx is cancelled; a handler that then
+// returns has finished before the queue is unlocked, its message is not
+// committed, and the next member gets it first.
+func TestOrderlyShutdownGivesUp(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 1)
+	g := group(t, "")
+	p := e.newProducer(t)
+	if err := sendOrdered(context.Background(), p, topic, "k", 0, 4, 1); err != nil {
+		t.Fatal(err)
+	}
+	log := newOrderlyLog()
+	a := e.startOrderly(t, g, topic, log.handler("A", func(ctx context.Context, msgs []seqMsg) (consumer.OrderlyResult, error) {
+		if msgs[0].seq != 1 {
+			return consumer.OrderlySuccess, nil
+		}
+		select {
+		case <-ctx.Done():
+			return consumer.SuspendQueue, ctx.Err()
+		case <-time.After(wait):
+			return consumer.OrderlySuccess, nil
+		}
+	}), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithInstanceName("A"))
+	testutil.WaitFor(t, wait, "#1 in hand", func() bool { return log.ackedTotal() == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := a.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shutdown: %v, want the deadline", err)
+	}
+	log.stop("A")
+	calls := log.snapshot()
+	if len(calls) != 2 || calls[1].acked {
+		t.Fatalf("A's calls when Shutdown returned: %+v", calls)
+	}
+	if got, err := consumed(e, g, topic); err != nil || got != 1 {
+		t.Errorf("committed after Shutdown: %d %v, want 1", got, err)
+	}
+	e.startOrderly(t, g, topic, log.handler("B", nil), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithInstanceName("B"))
+	e.waitConsumed(t, g, topic, 4)
+	checkOrder(t, log, []string{"k"}, 4, 1, e.cluster != nil)
+	var got []string
+	for _, c := range log.snapshot() {
+		got = append(got, fmt.Sprintf("%s#%d", c.member, c.msgs[0].seq))
+	}
+	if want := []string{"A#0", "A#1", "B#1", "B#2", "B#3"}; !slices.Equal(got, want) {
+		t.Errorf("calls %v, want %v", got, want)
+	}
+}
