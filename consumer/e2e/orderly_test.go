@@ -110,11 +110,11 @@ func (l *orderlyLog) handler(member string, then func(ctx context.Context, msgs 
 			if c.queue == -1 {
 				c.queue = m.QueueID
 			} else if c.queue != m.QueueID {
-				c.queue = -2 // one call mixed queues: reported by check
+				c.queue = -2 // one call mixed queues: reported by checkOrder
 			}
 			c.msgs = append(c.msgs, seqMsg{id: m.MsgID, offsetID: m.OffsetMsgID, key: m.Property(propKey), seq: seq, offset: m.QueueOffset, reconsume: m.ReconsumeTimes})
 		}
-		res = consumer.OrderlyResult(-1) // stays so when then panics
+		res = consumer.OrderlyResult(-1) // not acknowledged if then panics
 		// Recorded on the way out, also when then panics.
 		defer func() {
 			c.end = time.Now()
