@@ -494,6 +494,28 @@ func (r *runState) release(q *queueState, pullsCancelled time.Time) {
 	r.rebalanceSoon()
 }
 
+// idleQueues returns those of mqs (held or being released) with no
+// handler call running: at Shutdown, a queue whose call ignored its
+// cancelled ctx stays locked until the broker expires the lock, so that
+// its next owner does not consume it while that call still runs.
+func (r *runState) idleQueues(mqs []rocketmq.MessageQueue) []rocketmq.MessageQueue {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	out := make([]rocketmq.MessageQueue, 0, len(mqs))
+	for _, mq := range mqs {
+		q := r.queues[mq]
+		if q == nil {
+			q = r.releasing[mq]
+		}
+		if q != nil && q.inflight.Load() > 0 {
+			r.log.Warn("rocketmq: shutdown: queue left locked, its handler still runs", "group", r.cfg.group, "queue", queueLog(mq))
+			continue
+		}
+		out = append(out, mq)
+	}
+	return out
+}
+
 // releasingQueues returns the queues being released.
 func (r *runState) releasingQueues() []rocketmq.MessageQueue {
 	r.qmu.Lock()

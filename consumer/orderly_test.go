@@ -627,8 +627,8 @@ func TestOrderlyHandOver(t *testing.T) {
 	}
 }
 
-// Shutdown from an orderly handler returns, unlocks the queues and drops
-// the caller's own result.
+// Shutdown from an orderly handler returns, unlocks the other queues and
+// leaves the caller's own, whose call still runs, locked.
 func TestOrderlyShutdownFromHandler(t *testing.T) {
 	f := newFakeCluster(t)
 	f.createTopic("T", 2)
@@ -637,8 +637,10 @@ func TestOrderlyShutdownFromHandler(t *testing.T) {
 	c := f.newConsumer(t, "g1", WithOffsetPersistInterval(time.Hour))
 	returned := make(chan error, 1)
 	var first atomic.Bool
+	caller := -1
 	if err := c.SubscribeOrderly("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
 		if first.CompareAndSwap(false, true) {
+			caller = int(msgs[0].QueueID)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			returned <- c.Shutdown(ctx)
@@ -660,8 +662,8 @@ func TestOrderlyShutdownFromHandler(t *testing.T) {
 	}
 	for q := 0; q < 2; q++ {
 		mq := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: q}
-		if h := f.lockHolder("g1", mq); h != "" {
-			t.Fatalf("queue %d still locked by %s", q, h)
+		if h := f.lockHolder("g1", mq); (h == "") != (q != caller) {
+			t.Fatalf("queue %d (the caller's: %v) locked by %q", q, q == caller, h)
 		}
 	}
 	if f.br.Count(remoting.UnregisterClient) == 0 {
@@ -801,5 +803,45 @@ func TestOrderlyHandlerCtx(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("handler ctx not cancelled")
+	}
+}
+
+// A handler that ignores its cancelled ctx keeps its queue locked past
+// Shutdown; the other queues are unlocked.
+func TestOrderlyShutdownKeepsLockOfRunningCall(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 2)
+	f.put("T", 0, 2, "a", "")
+	f.put("T", 1, 2, "b", "")
+	rec := newOrderlyRec(t)
+	entered := make(chan struct{})
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	c := f.newConsumer(t, "g1")
+	if err := c.SubscribeOrderly("T", All, func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if msgs[0].QueueID == 0 && msgs[0].QueueOffset == 1 {
+			close(entered)
+			<-hold // ignores ctx
+		}
+		return rec.handler(ctx, msgs)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	testutil.WaitFor(t, 10*time.Second, "queue 1 consumed", func() bool { return len(rec.deliveries(1)) == 2 })
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := c.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v, want the deadline", err)
+	}
+	events := f.eventsSnapshot()
+	if lastIndex(events, "unlock T/1") < 0 {
+		t.Fatal("idle queue 1 not unlocked")
+	}
+	if lastIndex(events, "unlock T/0") >= 0 || f.lockHolder("g1", rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}) == "" {
+		t.Fatal("queue 0 unlocked while its call still runs")
 	}
 }

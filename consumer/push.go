@@ -269,8 +269,9 @@ func (c *PushConsumer) Start(ctx context.Context) error {
 }
 
 // Shutdown stops pulling, waits within ctx for the handlers running now
-// to return, persists the offsets of what was consumed, unregisters from
-// the brokers and waits for every goroutine of the consumer. It may be
+// to return, persists the offsets of what was consumed, unlocks the
+// queues of an orderly consumer, unregisters from the brokers and waits
+// for every goroutine of the consumer. It may be
 // called from a handler. Messages pulled but not consumed are delivered
 // again to whoever takes their queues.
 //
@@ -278,8 +279,11 @@ func (c *PushConsumer) Start(ctx context.Context) error {
 // allows. When ctx ends first, what is left is dropped (not
 // acknowledged), the handlers' contexts are cancelled, and Shutdown
 // returns ctx's error after a short grace; a handler that ignores its
-// cancelled ctx is not waited for and its result is dropped. A second
-// call waits for the first.
+// cancelled ctx is not waited for and its result is dropped; an orderly
+// handler's queue then stays locked until the broker lets the lock
+// expire (Java brokers: 60 s), so that no other member consumes it while
+// that call still runs (likewise the queue of an orderly handler calling
+// Shutdown). A second call waits for the first.
 func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	c.lifeMu.Lock()
 	switch c.state {

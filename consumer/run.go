@@ -305,7 +305,7 @@ func (r *runState) shutdown(ctx context.Context) error {
 	if r.locking() && len(mqs) > 0 {
 		// After the offsets (Java unlocks first): the next owner of a
 		// queue reads the final offset, not an older one.
-		r.unlockAll(pctx, mqs)
+		r.unlockAll(pctx, r.idleQueues(mqs))
 	}
 	r.qmu.Lock()
 	for _, q := range r.queues {

@@ -82,7 +82,9 @@ func (r OrderlyResult) String() string {
 // ReconsumeTimes counts the earlier deliveries of a suspended message.
 // ctx ends at the consume timeout or when Shutdown gives up waiting; a
 // rebalance that takes the queue away waits for the call in hand, so that
-// its result is committed before the queue is unlocked.
+// its result is committed before the queue is unlocked. A call that
+// ignores the ctx Shutdown cancelled keeps its queue locked until the
+// broker expires the lock.
 type OrderlyHandler func(ctx context.Context, msgs []*rocketmq.MessageExt) (OrderlyResult, error)
 
 // Interceptor runs around every handler call. It must call next at most
