@@ -1129,3 +1129,72 @@ func TestOrderlyShutdownGivesUp(t *testing.T) {
 		t.Errorf("calls %v, want %v", got, want)
 	}
 }
+
+// TestOrderlyShutdownKeepsLockOfRunningCall: when Shutdown gives up on a
+// handler that ignores its cancelled ctx, the queue of that call is left
+// out of the UNLOCK_BATCH_MQ (so that, on a broker that keeps the lock
+// until it expires, nobody consumes the queue alongside the call), while
+// the member's other queues are unlocked.
+func TestOrderlyShutdownKeepsLockOfRunningCall(t *testing.T) {
+	e := start(t)
+	// Our broker also drops a client's locks when it unregisters, unlike
+	// Java's, so only the requests can be checked, which needs the
+	// in-process broker.
+	e.needFaults(t, "the UNLOCK_BATCH_MQ requests are observed on the broker")
+	const queues = 2
+	topic := e.newTopic(t, queues)
+	g := group(t, "")
+	var mu sync.Mutex
+	unlocked := map[rocketmq.MessageQueue]bool{}
+	err := e.cluster.Intercept(e.broker, remoting.UnlockBatchMQ, rmqtest.Fault{Match: func(req *remoting.Command) bool {
+		var b remoting.UnlockBatchRequestBody
+		if b.DecodeJSON(req.Body) == nil && b.ConsumerGroup == g {
+			mu.Lock()
+			for _, q := range b.MQSet {
+				unlocked[q] = true
+			}
+			mu.Unlock()
+		}
+		return false
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := orderedKeys(queues, queues)
+	p := e.newProducer(t)
+	for _, k := range keys {
+		if err := sendOrdered(context.Background(), p, topic, k, 0, 1, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stuck := int32(producer.StringKey(keys[0]).Index(queues))
+	inHand, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	log := newOrderlyLog()
+	a := e.startOrderly(t, g, topic, log.handler("A", func(_ context.Context, msgs []seqMsg) (consumer.OrderlyResult, error) {
+		if msgs[0].key == keys[0] {
+			close(inHand)
+			<-release // ignores its ctx
+		}
+		return consumer.OrderlySuccess, nil
+	}), consumer.WithConsumeFrom(consumer.FromFirst))
+	select {
+	case <-inHand:
+	case <-time.After(wait):
+		t.Fatal("the call never started")
+	}
+	testutil.WaitFor(t, wait, "the other queue consumed", func() bool { return log.ackedTotal() == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := a.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("shutdown: %v, want the deadline", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for q := range queues {
+		mq := rocketmq.MessageQueue{Topic: topic, BrokerName: e.broker, QueueID: q}
+		if want := q != int(stuck); unlocked[mq] != want {
+			t.Errorf("queue %d (call running: %v) unlocked: %v", q, !want, unlocked[mq])
+		}
+	}
+}
