@@ -880,9 +880,18 @@ func TestOrderlyAdmin(t *testing.T) {
 // an unlock).
 func (e *env) lockAs(t *testing.T, code int32, group, clientID string, mqs ...rocketmq.MessageQueue) []rocketmq.MessageQueue {
 	t.Helper()
-	cli, err := transport.New()
+	locked, err := e.tryLockAs(code, group, clientID, mqs...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return locked
+}
+
+// tryLockAs is lockAs for any goroutine.
+func (e *env) tryLockAs(code int32, group, clientID string, mqs ...rocketmq.MessageQueue) ([]rocketmq.MessageQueue, error) {
+	cli, err := transport.New()
+	if err != nil {
+		return nil, err
 	}
 	defer cli.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -893,16 +902,16 @@ func (e *env) lockAs(t *testing.T, code int32, group, clientID string, mqs ...ro
 		err = remoting.ResponseError(resp)
 	}
 	if err != nil {
-		t.Fatalf("request %d to %s: %v", code, e.broker, err)
+		return nil, fmt.Errorf("request %d to %s: %w", code, e.broker, err)
 	}
 	if code != remoting.LockBatchMQ {
-		return nil
+		return nil, nil
 	}
 	var locked remoting.LockBatchResponseBody
 	if err := locked.DecodeJSON(resp.Body); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return locked.LockOKMQSet
+	return locked.LockOKMQSet, nil
 }
 
 // TestOrderlyQueueLockedByAnother: a queue whose broker lock another
@@ -969,27 +978,36 @@ func TestOrderlyQueueLockedByAnother(t *testing.T) {
 	checkOrder(t, log, keys, perKey, queues, true)
 }
 
-// TestOrderlyLockRenewal: a consumer renews the locks of the queues it
-// holds every 20 s (Java REBALANCE_LOCK_INTERVAL). With the broker's lock
-// expiry cut to 23 s, another client of the group still cannot take the
-// queue 24 s after the consumer first locked it, the consumer's running
-// info shows the renewed lock time, and it goes on consuming.
-func TestOrderlyLockRenewal(t *testing.T) {
-	const live = 23 * time.Second
+// TestOrderlyLockRenewedAndLost: a consumer renews the locks of the
+// queues it holds every 20 s (Java REBALANCE_LOCK_INTERVAL), and stops
+// consuming a queue whose renewal the broker refuses. The broker's lock
+// expiry is cut to 2 s, so that another client of the group takes one of
+// the consumer's two queues long before the renewal: the renewal keeps the
+// other queue, the taken one is no longer consumed, and once the other
+// client lets it go the consumer locks it again and consumes it.
+func TestOrderlyLockRenewedAndLost(t *testing.T) {
+	const (
+		queues   = 2
+		live     = 2 * time.Second
+		intruder = "192.0.2.99@intruder"
+	)
 	e := start(t, rmqtest.WithLockMaxLiveTime(live))
 	if e.cluster == nil {
-		t.Skipf("needs the in-process broker's lock expiry cut to %v (%s is set): a broker's default of 60 s would take a minute", live, envExternal)
+		t.Skipf("needs the in-process broker's lock expiry cut to %v (%s is set)", live, envExternal)
 	}
-	topic := e.newTopic(t, 1)
+	topic := e.newTopic(t, queues)
 	g := group(t, "")
-	q0 := rocketmq.MessageQueue{Topic: topic, BrokerName: e.broker, QueueID: 0}
+	keys := orderedKeys(queues, queues)
+	taken := rocketmq.MessageQueue{Topic: topic, BrokerName: e.broker, QueueID: producer.StringKey(keys[0]).Index(queues)}
+	kept := rocketmq.MessageQueue{Topic: topic, BrokerName: e.broker, QueueID: producer.StringKey(keys[1]).Index(queues)}
 	var mu sync.Mutex
-	var locks []time.Time // the consumer's lock requests naming q0
+	var renewals []time.Time // the consumer's lock requests naming both queues
 	err := e.cluster.Intercept(e.broker, remoting.LockBatchMQ, rmqtest.Fault{Match: func(req *remoting.Command) bool {
 		var b remoting.LockBatchRequestBody
-		if b.DecodeJSON(req.Body) == nil && b.ConsumerGroup == g && slices.Contains(b.MQSet, q0) && !strings.HasSuffix(b.ClientID, "@intruder") {
+		if b.DecodeJSON(req.Body) == nil && b.ConsumerGroup == g && b.ClientID != intruder &&
+			slices.Contains(b.MQSet, taken) && slices.Contains(b.MQSet, kept) {
 			mu.Lock()
-			locks = append(locks, time.Now())
+			renewals = append(renewals, time.Now())
 			mu.Unlock()
 		}
 		return false
@@ -997,40 +1015,88 @@ func TestOrderlyLockRenewal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lockTimes := func() []time.Time {
+	renewedAfter := func(at time.Time) bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return slices.Clone(locks)
+		return slices.ContainsFunc(renewals, func(r time.Time) bool { return r.After(at) })
 	}
 	log := newOrderlyLog()
 	e.startOrderly(t, g, topic, log.handler("c", nil), consumer.WithConsumeFrom(consumer.FromFirst))
 	p := e.newProducer(t)
-	if err := sendOrdered(context.Background(), p, topic, "k", 0, 1, 1); err != nil {
-		t.Fatal(err)
+	sendAll := func(seq int) {
+		t.Helper()
+		for _, k := range keys {
+			if err := sendOrdered(context.Background(), p, topic, k, seq, seq+1, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	testutil.WaitFor(t, wait, "the first message consumed", func() bool { return log.ackedTotal() == 1 })
-	first := lockTimes()[0]
+	sendAll(0)
+	testutil.WaitFor(t, wait, "both queues consumed", func() bool { return log.ackedTotal() == 2 })
 
+	// The other client takes the queue once the consumer's lock expired on
+	// the broker, and keeps it locked until told to stop.
+	stop, stopped := make(chan struct{}), make(chan error, 1)
+	took := make(chan time.Time, 1)
+	go func() {
+		defer close(stopped)
+		for held := false; ; {
+			got, err := e.tryLockAs(remoting.LockBatchMQ, g, intruder, taken)
+			if err != nil {
+				stopped <- err
+				return
+			}
+			if !held && len(got) == 1 {
+				held = true
+				took <- time.Now()
+			}
+			select {
+			case <-stop:
+				_, err := e.tryLockAs(remoting.UnlockBatchMQ, g, intruder, taken)
+				stopped <- err
+				return
+			case <-time.After(live / 4):
+			}
+		}
+	}()
+	var tookAt time.Time
 	select {
-	case <-time.After(time.Until(first.Add(live + time.Second))):
+	case tookAt = <-took:
+	case err := <-stopped:
+		t.Fatalf("the other client: %v", err)
+	case <-time.After(wait):
+		t.Fatal("the other client never took the queue")
+	}
+
+	// The renewal (20 s after the first lock) loses the taken queue.
+	testutil.WaitFor(t, wait, "the consumer's lock renewal", func() bool { return renewedAfter(tookAt) })
+	var info *remoting.ConsumerRunningInfo
+	testutil.WaitFor(t, wait, "the taken queue unlocked in the running info", func() bool {
+		info = e.runningInfo(t, g)
+		return !info.MQTable[taken].Locked
+	})
+	if pq := info.MQTable[kept]; !pq.Locked || time.UnixMilli(pq.LastLockTimestamp).Before(tookAt) {
+		t.Errorf("the kept queue after the renewal: locked %v, last locked %v, the other queue was taken at %v",
+			pq.Locked, time.UnixMilli(pq.LastLockTimestamp).Format(time.StampMilli), tookAt.Format(time.StampMilli))
+	}
+	sendAll(1)
+	testutil.WaitFor(t, wait, "the kept queue consumed", func() bool { return log.ackedTotal() == 3 })
+	select {
+	case <-time.After(3 * time.Second):
 	case <-t.Context().Done():
 	}
-	if got := e.lockAs(t, remoting.LockBatchMQ, g, "192.0.2.99@intruder", q0); len(got) != 0 {
-		t.Fatalf("another client locked the queue %v after the consumer first locked it (lock requests at %v)",
-			time.Since(first).Round(time.Millisecond), lockTimes())
+	for _, c := range log.snapshot() {
+		if c.queue == int32(taken.QueueID) && c.msgs[0].seq == 1 {
+			t.Fatal("the taken queue consumed while the other client holds its lock")
+		}
 	}
-	if ls := lockTimes(); ls[len(ls)-1].Sub(first) < 15*time.Second {
-		t.Errorf("no renewal after the first lock: lock requests at %v", ls)
+	close(stop)
+	if err := <-stopped; err != nil {
+		t.Fatalf("the other client: %v", err)
 	}
-	info := e.runningInfo(t, g)
-	if pq, ok := info.MQTable[q0]; !ok || !pq.Locked || time.UnixMilli(pq.LastLockTimestamp).Sub(first) < 15*time.Second {
-		t.Errorf("running info of %v: %+v (present %v), first locked at %v", q0, pq, ok, first.UnixMilli())
-	}
-	if err := sendOrdered(context.Background(), p, topic, "k", 1, 2, 1); err != nil {
-		t.Fatal(err)
-	}
-	e.waitConsumed(t, g, topic, 2)
-	checkOrder(t, log, []string{"k"}, 2, 1, true)
+	testutil.WaitFor(t, wait, "the taken queue consumed again once let go", func() bool { return log.ackedTotal() == 4 })
+	e.waitConsumed(t, g, topic, 4)
+	checkOrder(t, log, keys, 2, queues, true)
 }
 
 // TestOrderlyShutdownWhileSuspended: Shutdown does not wait out a
