@@ -79,6 +79,7 @@ type seqMsg struct {
 // and what it got.
 type hcall struct {
 	member     string
+	broker     string
 	queue      int32
 	start, end time.Time
 	msgs       []seqMsg
@@ -108,8 +109,8 @@ func (l *orderlyLog) handler(member string, then func(ctx context.Context, msgs 
 				seq = -1
 			}
 			if c.queue == -1 {
-				c.queue = m.QueueID
-			} else if c.queue != m.QueueID {
+				c.broker, c.queue = m.BrokerName, m.QueueID
+			} else if c.queue != m.QueueID || c.broker != m.BrokerName {
 				c.queue = -2 // one call mixed queues: reported by checkOrder
 			}
 			c.msgs = append(c.msgs, seqMsg{id: m.MsgID, offsetID: m.OffsetMsgID, key: m.Property(propKey), seq: seq, offset: m.QueueOffset, reconsume: m.ReconsumeTimes})
@@ -170,6 +171,16 @@ func (l *orderlyLog) stoppedAt(member string) (time.Time, bool) {
 	return at, ok
 }
 
+// route returns the queues of a topic created by newTopic with queues
+// queues, in the order the producer's selectors see them.
+func (e *env) route(topic string, queues int) []rocketmq.MessageQueue {
+	out := make([]rocketmq.MessageQueue, queues)
+	for i := range out {
+		out[i] = rocketmq.MessageQueue{Topic: topic, BrokerName: e.broker, QueueID: i}
+	}
+	return out
+}
+
 // startOrderly starts a consumer of group with an orderly subscription to
 // topic.
 func (e *env) startOrderly(t *testing.T, group, topic string, h consumer.OrderlyHandler, opts ...consumer.Option) *consumer.PushConsumer {
@@ -197,7 +208,7 @@ type orderReport struct {
 
 // checkOrder checks the handler calls of an orderly group of a topic
 // whose keys were each sent as the sequence 0..perKey-1 to the queue the
-// hash selector picks among queues:
+// hash selector picks among route (the topic's queues in Java's order):
 //
 //   - every call holds consecutive messages of one queue, the key's queue;
 //   - per queue, no two calls overlap in time, whoever the members: a
@@ -215,14 +226,19 @@ type orderReport struct {
 //
 // A period that starts before the end of what was consumed before it
 // consumes those messages again: exactly once says no such duplicate.
-func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int, exactlyOnce bool) orderReport {
+func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey int, route []rocketmq.MessageQueue, exactlyOnce bool) orderReport {
 	t.Helper()
 	rep := orderReport{perMember: map[string]int{}}
 	calls := log.snapshot()
 	slices.SortStableFunc(calls, func(a, b hcall) int { return a.start.Compare(b.start) })
-	keyQueue := map[string]int32{}
+	type queueID struct {
+		broker string
+		id     int32
+	}
+	keyQueue := map[string]queueID{}
 	for _, k := range keys {
-		keyQueue[k] = int32(producer.StringKey(k).Index(queues))
+		q := route[producer.StringKey(k).Index(len(route))]
+		keyQueue[k] = queueID{q.BrokerName, int32(q.QueueID)}
 	}
 	errs := 0
 	fail := func(format string, args ...any) {
@@ -231,8 +247,8 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 		}
 	}
 
-	byQueue := map[int32][]hcall{} // every call, acknowledged or not
-	memberLast := map[string]int{} // member/key -> last seq acknowledged
+	byQueue := map[queueID][]hcall{} // every call, acknowledged or not
+	memberLast := map[string]int{}   // member/key -> last seq acknowledged
 	for _, c := range calls {
 		if end, ok := log.stoppedAt(c.member); ok && c.end.After(end) {
 			fail("member %s consumed %s/%d after its Shutdown returned", c.member, c.msgs[0].key, c.msgs[0].seq)
@@ -241,18 +257,19 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 			fail("member %s: one call held messages of several queues", c.member)
 			continue
 		}
-		byQueue[c.queue] = append(byQueue[c.queue], c)
+		cq := queueID{c.broker, c.queue}
+		byQueue[cq] = append(byQueue[cq], c)
 		for i, m := range c.msgs {
 			want, ok := keyQueue[m.key]
 			if !ok || m.seq < 0 {
-				fail("member %s: message %s of queue %d carries key %q seq %d", c.member, m.id, c.queue, m.key, m.seq)
+				fail("member %s: message %s of queue %v carries key %q seq %d", c.member, m.id, cq, m.key, m.seq)
 				continue
 			}
-			if want != c.queue {
-				fail("key %s found on queue %d, the hash selector picks %d", m.key, c.queue, want)
+			if want != cq {
+				fail("key %s found on queue %v, the hash selector picks %v", m.key, cq, want)
 			}
 			if i > 0 && m.offset != c.msgs[i-1].offset+1 {
-				fail("queue %d: one call held offsets %d then %d", c.queue, c.msgs[i-1].offset, m.offset)
+				fail("queue %v: one call held offsets %d then %d", cq, c.msgs[i-1].offset, m.offset)
 			}
 			if !c.acked {
 				continue
@@ -271,13 +288,13 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 		var cs []hcall // the acknowledged calls
 		for i, c := range all {
 			if i > 0 && c.start.Before(all[i-1].end) {
-				fail("queue %d consumed by %s (from %s #%d) while %s's call (from %s #%d) still ran",
+				fail("queue %v consumed by %s (from %s #%d) while %s's call (from %s #%d) still ran",
 					q, c.member, c.msgs[0].key, c.msgs[0].seq, all[i-1].member, all[i-1].msgs[0].key, all[i-1].msgs[0].seq)
 			}
 			// A batch not acknowledged comes again before anything after it,
 			// to its member or to the next owner of the queue.
 			if i > 0 && !all[i-1].acked && c.msgs[0].offset != all[i-1].msgs[0].offset {
-				fail("queue %d: %s's call from offset %d was suspended, then %s got offset %d",
+				fail("queue %v: %s's call from offset %d was suspended, then %s got offset %d",
 					q, all[i-1].member, all[i-1].msgs[0].offset, c.member, c.msgs[0].offset)
 			}
 			if c.acked {
@@ -299,10 +316,10 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 				switch {
 				case newPeriod && j == 0:
 					if nextOffset >= 0 && m.offset > nextOffset {
-						fail("queue %d: %s's period starts at offset %d, %d not consumed", q, c.member, m.offset, nextOffset)
+						fail("queue %v: %s's period starts at offset %d, %d not consumed", q, c.member, m.offset, nextOffset)
 					}
 				case m.offset != prevOffset+1:
-					fail("queue %d: %s consumed offset %d after %d within one period", q, c.member, m.offset, prevOffset)
+					fail("queue %v: %s consumed offset %d after %d within one period", q, c.member, m.offset, prevOffset)
 				}
 				switch n := next[m.key]; {
 				case m.seq > n:
@@ -310,7 +327,7 @@ func checkOrder(t *testing.T, log *orderlyLog, keys []string, perKey, queues int
 				case m.seq < n:
 					rep.duplicates++
 					if exactlyOnce {
-						fail("key %s: #%d consumed again by %s (queue %d, offset %d)", m.key, m.seq, c.member, q, m.offset)
+						fail("key %s: #%d consumed again by %s (queue %v, offset %d)", m.key, m.seq, c.member, q, m.offset)
 					}
 				}
 				next[m.key] = max(next[m.key], m.seq+1)
@@ -471,7 +488,7 @@ func TestOrderlyMembersComeAndGo(t *testing.T) {
 			t.Logf("dropped the lock request of %s", droppedReq.Load())
 		}
 	}
-	rep := checkOrder(t, log, keys, perKey, queues, e.cluster != nil)
+	rep := checkOrder(t, log, keys, perKey, e.route(topic, queues), e.cluster != nil)
 	for _, m := range []string{"A", "B", "C"} {
 		if rep.perMember[m] == 0 {
 			t.Errorf("member %s consumed nothing: %v", m, rep.perMember)
@@ -658,7 +675,7 @@ func TestOrderlyShutdownUnlocks(t *testing.T) {
 	}
 	t.Logf("B consumed A's queues %v after A's shutdown", time.Since(stopped).Round(time.Millisecond))
 	e.waitConsumed(t, g, topic, queues*20)
-	checkOrder(t, log, keys, 20, queues, e.cluster != nil)
+	checkOrder(t, log, keys, 20, e.route(topic, queues), e.cluster != nil)
 	if e.cluster != nil {
 		for _, q := range ofA {
 			if _, ok := unlocked.Load(q); !ok {
@@ -718,7 +735,7 @@ func TestOrderlyBroadcasting(t *testing.T) {
 		}
 	}
 	for name, l := range logs {
-		t.Run(name, func(t *testing.T) { checkOrder(t, l, keys, perKey, queues, true) })
+		t.Run(name, func(t *testing.T) { checkOrder(t, l, keys, perKey, e.route(topic, queues), true) })
 	}
 	if n := locks.Load(); n != 0 {
 		t.Errorf("%d lock or unlock requests from a broadcasting group", n)
@@ -806,7 +823,7 @@ func TestOrderlyHandOverWaitsForCallInHand(t *testing.T) {
 	if qs := assigned(b, topic); len(qs) != 1 || qs[0].QueueID != 1 {
 		t.Errorf("B holds %v, want queue 1", qs)
 	}
-	checkOrder(t, log, []string{key}, 5, 2, e.cluster != nil)
+	checkOrder(t, log, []string{key}, 5, e.route(topic, 2), e.cluster != nil)
 }
 
 // TestOrderlyAdmin: the admin tool's requests through the broker see an
@@ -975,7 +992,7 @@ func TestOrderlyQueueLockedByAnother(t *testing.T) {
 	e.lockAs(t, remoting.UnlockBatchMQ, g, intruder, q0)
 	testutil.WaitFor(t, wait, "queue 0 consumed after its unlock", func() bool { return log.ackedTotal() >= queues*perKey })
 	e.waitConsumed(t, g, topic, queues*perKey)
-	checkOrder(t, log, keys, perKey, queues, true)
+	checkOrder(t, log, keys, perKey, e.route(topic, queues), true)
 }
 
 // TestOrderlyLockRenewedAndLost: a consumer renews the locks of the
@@ -1096,7 +1113,7 @@ func TestOrderlyLockRenewedAndLost(t *testing.T) {
 	}
 	testutil.WaitFor(t, wait, "the taken queue consumed again once let go", func() bool { return log.ackedTotal() == 4 })
 	e.waitConsumed(t, g, topic, 4)
-	checkOrder(t, log, keys, 2, queues, true)
+	checkOrder(t, log, keys, 2, e.route(topic, queues), true)
 }
 
 // TestOrderlyShutdownWhileSuspended: Shutdown does not wait out a
@@ -1186,7 +1203,7 @@ func TestOrderlyShutdownGivesUp(t *testing.T) {
 	}
 	e.startOrderly(t, g, topic, log.handler("B", nil), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithInstanceName("B"))
 	e.waitConsumed(t, g, topic, 4)
-	checkOrder(t, log, []string{"k"}, 4, 1, e.cluster != nil)
+	checkOrder(t, log, []string{"k"}, 4, e.route(topic, 1), e.cluster != nil)
 	var got []string
 	for _, c := range log.snapshot() {
 		got = append(got, fmt.Sprintf("%s#%d", c.member, c.msgs[0].seq))
