@@ -17,6 +17,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/rebalance"
 	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
@@ -1279,5 +1280,73 @@ func TestOrderlyShutdownKeepsLockOfRunningCall(t *testing.T) {
 		if want := q != int(stuck); unlocked[mq] != want {
 			t.Errorf("queue %d (call running: %v) unlocked: %v", q, !want, unlocked[mq])
 		}
+	}
+}
+
+// TestOrderlyTwoBrokers: a topic with two queues on each of two brokers,
+// split by circle so that each member holds queues of both brokers and
+// locks, renews and unlocks them per broker. A alone, then B joins, then
+// A leaves, with messages sent in between: every key in order, once, no
+// queue consumed by two members at once.
+func TestOrderlyTwoBrokers(t *testing.T) {
+	e := start(t, rmqtest.WithBrokers(2))
+	if e.cluster == nil {
+		t.Skipf("needs two brokers of the in-process cluster (%s is set)", envExternal)
+	}
+	const (
+		perBroker = 2
+		perKey    = 200
+	)
+	topic := fmt.Sprintf("CE2E_%s_%d", t.Name(), time.Now().UnixNano()%1e9)
+	if err := rmqtest.CreateTopic(context.Background(), e.ns, topic, perBroker, rmqtest.TopicOnBrokers(e.cluster.BrokerNames()...)); err != nil {
+		t.Fatal(err)
+	}
+	var route []rocketmq.MessageQueue // broker-a's queues, then broker-b's, as the producer sees them
+	for _, b := range e.cluster.BrokerNames() {
+		for id := range perBroker {
+			route = append(route, rocketmq.MessageQueue{Topic: topic, BrokerName: b, QueueID: id})
+		}
+	}
+	queues := len(route)
+	keys := orderedKeys(2*queues, queues)
+	g := group(t, "")
+	log := newOrderlyLog()
+	// By circle, each of two members holds a queue of each broker.
+	opts := []consumer.Option{consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithRebalanceInterval(time.Second),
+		consumer.WithStrategy(rebalance.AveragelyByCircle{})}
+	p := e.newProducer(t)
+	sendPart := func(part int) {
+		t.Helper()
+		for _, k := range keys {
+			if err := sendOrdered(context.Background(), p, topic, k, part*perKey/3, (part+1)*perKey/3, 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	a := e.startOrderly(t, g, topic, log.handler("A", nil), append(opts, consumer.WithInstanceName("A"))...)
+	sendPart(0)
+	b := e.startOrderly(t, g, topic, log.handler("B", nil), append(opts, consumer.WithInstanceName("B"))...)
+	sendPart(1)
+	waitBalanced(t, topic, queues, a, b)
+	for _, c := range []*consumer.PushConsumer{a, b} {
+		brokers := map[string]bool{}
+		for _, q := range assigned(c, topic) {
+			brokers[q.BrokerName] = true
+		}
+		if len(brokers) != 2 {
+			t.Errorf("a member holds %v, want queues of both brokers", assigned(c, topic))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	log.stop("A")
+	sendPart(2)
+	e.waitConsumed(t, g, topic, int64(len(keys)*perKey))
+	rep := checkOrder(t, log, keys, perKey, route, true)
+	if rep.perMember["A"] == 0 || rep.perMember["B"] == 0 {
+		t.Errorf("per member %v", rep.perMember)
 	}
 }
