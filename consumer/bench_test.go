@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,6 +98,7 @@ func BenchmarkConsumePathOrderly(b *testing.B) {
 	mq := rocketmq.MessageQueue{Topic: topic, BrokerName: "broker-a"}
 	q := &queueState{mq: mq, pq: newProcessQueue(), cell: r.store.cell(mq), orderly: true, lockNeeded: true}
 	q.task.q = q
+	q.consumeMu = new(sync.Mutex)
 	q.locked.Store(true)
 	q.ctx, q.cancel = context.WithCancel(r.handlerCtx)
 	s := c.subscription(topic)

@@ -209,9 +209,16 @@ func (r *runState) relockLater(q *queueState, d time.Duration) {
 		if !sleepStop(r.stop, q.ctx, d) {
 			return
 		}
+		r.lockMu.Lock()
+		if q.pq.isDropped() {
+			// Dropped or released meanwhile: no lock after its unlock.
+			r.lockMu.Unlock()
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.pullCtx, lockTimeout)
 		got, err := r.lockBatch(ctx, q.mq.BrokerName, []rocketmq.MessageQueue{q.mq})
 		cancel()
+		r.lockMu.Unlock()
 		d = relockAgainDelay
 		if err == nil && got[q.mq] {
 			q.lastLock.Store(time.Now().UnixMilli())
@@ -353,13 +360,17 @@ func (r *runState) lockAll() {
 	if !r.locking() {
 		return
 	}
+	r.lockMu.Lock()
+	defer r.lockMu.Unlock()
 	r.qmu.Lock()
 	qs := make(map[rocketmq.MessageQueue]*queueState, len(r.queues)+len(r.releasing))
 	for mq, q := range r.queues {
 		qs[mq] = q
 	}
 	for mq, q := range r.releasing {
-		qs[mq] = q
+		if !q.unlocking.Load() {
+			qs[mq] = q
+		}
 	}
 	r.qmu.Unlock()
 	mqs := make([]rocketmq.MessageQueue, 0, len(qs))
@@ -474,7 +485,13 @@ func (r *runState) release(q *queueState, pullsCancelled time.Time) {
 		r.log.Warn("rocketmq: persist offset of a released queue", "group", r.cfg.group, "queue", queueLog(q.mq), "err", err)
 	}
 	if r.locking() {
-		if err := r.unlockBatch(ctx, q.mq.BrokerName, []rocketmq.MessageQueue{q.mq}); err != nil {
+		// No renewal in flight, and none after: the unlock is the last
+		// word on this queue.
+		r.lockMu.Lock()
+		q.unlocking.Store(true)
+		err := r.unlockBatch(ctx, q.mq.BrokerName, []rocketmq.MessageQueue{q.mq})
+		r.lockMu.Unlock()
+		if err != nil {
 			if r.pullCtx.Err() != nil {
 				return
 			}

@@ -346,6 +346,13 @@ func TestOrderlyReleaseWaitsPersistsUnlocks(t *testing.T) {
 		t.Fatal("lock still held")
 	}
 	testutil.WaitFor(t, 5*time.Second, "released", func() bool { return len(r.releasingQueues()) == 0 })
+	// No renewal or re-lock after the unlock.
+	if testutil.Poll(300*time.Millisecond, func() bool {
+		ev := f.eventsSnapshot()
+		return lastIndex(ev, "lock T/0") > lastIndex(ev, "unlock T/0")
+	}) {
+		t.Fatal("queue locked again after its unlock")
+	}
 }
 
 // Shutdown persists the offsets, then unlocks the queues, then
@@ -844,4 +851,58 @@ func TestOrderlyShutdownKeepsLockOfRunningCall(t *testing.T) {
 	if lastIndex(events, "unlock T/0") >= 0 || f.lockHolder("g1", rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}) == "" {
 		t.Fatal("queue 0 unlocked while its call still runs")
 	}
+}
+
+// A queue dropped for a moved offset and taken again at once does not
+// run a second handler call while the dropped one's call still runs.
+func TestOrderlyNoOverlapAfterOffsetMoved(t *testing.T) {
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, 5, "a", "")
+	q0 := rocketmq.MessageQueue{Topic: "T", BrokerName: "broker-a", QueueID: 0}
+	rec := newOrderlyRec(t)
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var first atomic.Bool
+	rec.decide = func(msgs []*rocketmq.MessageExt) (OrderlyResult, error) {
+		if string(msgs[0].Body) == "a-0" && first.CompareAndSwap(false, true) {
+			close(entered)
+			<-release // ignores ctx
+		}
+		return OrderlySuccess, nil
+	}
+	c := f.newConsumer(t, "g1")
+	if err := c.SubscribeOrderly("T", All, rec.handler); err != nil {
+		t.Fatal(err)
+	}
+	start(t, c)
+	<-entered
+	r := c.runState()
+	r.qmu.Lock()
+	old := r.queues[q0]
+	r.qmu.Unlock()
+	// The pull waiting at offset 5 gets PULL_OFFSET_MOVED (next 2).
+	f.mu.Lock()
+	f.msgs[q0] = f.msgs[q0][:2]
+	f.mu.Unlock()
+	testutil.WaitFor(t, 10*time.Second, "queue taken again", func() bool {
+		r.qmu.Lock()
+		defer r.qmu.Unlock()
+		q := r.queues[q0]
+		return q != nil && q != old
+	})
+	f.put("T", 0, 3, "b", "")
+	if testutil.Poll(500*time.Millisecond, func() bool { return len(rec.deliveries(0)) > 0 }) {
+		close(release)
+		t.Fatal("a second call ran while the dropped queue's call was in hand")
+	}
+	close(release)
+	testutil.WaitFor(t, 10*time.Second, "consumed after the call in hand", func() bool {
+		for _, d := range rec.deliveries(0) {
+			if d.offset == 4 {
+				return true
+			}
+		}
+		return false
+	})
 }

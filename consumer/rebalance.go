@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -220,6 +221,10 @@ func (r *runState) addQueue(mq rocketmq.MessageQueue, offset, lockedAt int64) bo
 	q.task.q = q
 	if r.c.orderly() {
 		q.orderly = true
+		if q.consumeMu = r.consumeMus[mq]; q.consumeMu == nil {
+			q.consumeMu = new(sync.Mutex)
+			r.consumeMus[mq] = q.consumeMu
+		}
 		q.lockNeeded = r.cfg.model == Clustering
 		q.lastLock.Store(lockedAt)
 		q.locked.Store(q.lockNeeded && lockedAt > 0)

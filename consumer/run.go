@@ -60,6 +60,13 @@ type runState struct {
 
 	lockRetry    time.Duration // orderly: the next quick rebalance after a refused lock
 	lockRetrying atomic.Bool
+	// lockMu orders lock renewals and re-locks against a release's
+	// unlock, so no LOCK_BATCH_MQ of a queue reaches a broker after its
+	// UNLOCK_BATCH_MQ; held across those calls.
+	lockMu sync.Mutex
+	// consumeMus are the orderly consume mutexes by queue (Java
+	// MessageQueueLock), under qmu.
+	consumeMus map[rocketmq.MessageQueue]*sync.Mutex
 }
 
 // queueState is one held queue: its process queue and pull loop.
@@ -91,10 +98,13 @@ type queueState struct {
 	// locked on the broker (clustering).
 	orderly, lockNeeded bool
 	// Orderly: consumeMu is held by the worker running the queue's
-	// batches; task is the queue's consume task (one at a time, see
-	// processQueue.schedule).
-	consumeMu sync.Mutex
+	// batches; it belongs to the MessageQueue (runState.consumeMus), so a
+	// queue state made after a drop waits for a call of the previous
+	// one still running. task is the queue's consume task (one at a time,
+	// see processQueue.schedule).
+	consumeMu *sync.Mutex
 	task      consumeReq
+	unlocking atomic.Bool // release is unlocking it: no renewal
 	// Orderly clustering: the broker lock as this client last saw it
 	// (Java ProcessQueue locked / lastLockTimestamp, unix ms).
 	locked         atomic.Bool
@@ -121,6 +131,7 @@ func (c *PushConsumer) newRunState() (*runState, error) {
 		queues:     map[rocketmq.MessageQueue]*queueState{},
 		resetting:  map[rocketmq.MessageQueue]int64{},
 		releasing:  map[rocketmq.MessageQueue]*queueState{},
+		consumeMus: map[rocketmq.MessageQueue]*sync.Mutex{},
 		retryTopic: mqclient.RetryTopicOf(c.cfg.client.Namespace, c.cfg.group),
 		work:       newWorkQueue(),
 		started:    time.Now(),
@@ -305,7 +316,9 @@ func (r *runState) shutdown(ctx context.Context) error {
 	if r.locking() && len(mqs) > 0 {
 		// After the offsets (Java unlocks first): the next owner of a
 		// queue reads the final offset, not an older one.
+		r.lockMu.Lock()
 		r.unlockAll(pctx, r.idleQueues(mqs))
+		r.lockMu.Unlock()
 	}
 	r.qmu.Lock()
 	for _, q := range r.queues {
