@@ -175,6 +175,16 @@ func WithTransactionCheckMax(n int) Option {
 	}
 }
 
+// WithLockMaxLiveTime sets how long a broker keeps an orderly consumer's
+// queue lock that is not renewed before another client of the group may
+// take it (rocketmq.broker.rebalance.lockMaxLiveTime). Default 60 s, as
+// Java.
+func WithLockMaxLiveTime(d time.Duration) Option {
+	return func(c *config) {
+		c.tweaks = append(c.tweaks, func(b *broker.Config) { b.LockMaxLiveTime = d })
+	}
+}
+
 // WithLogger sends the servers' logs to l. Default: discarded.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 
@@ -218,5 +219,40 @@ func TestDelayOptions(t *testing.T) {
 		if d := time.Since(start); d < q.after {
 			t.Errorf("queue %d: delivered after %v, want at least %v", q.queue, d, q.after)
 		}
+	}
+}
+
+func TestLockMaxLiveTime(t *testing.T) {
+	const live = 300 * time.Millisecond
+	c := StartCluster(t, WithLockMaxLiveTime(live))
+	cli := newClient(t)
+	mq := rocketmq.MessageQueue{Topic: "LockOpt", BrokerName: "broker-a", QueueID: 0}
+	lock := func(clientID string) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		body := remoting.LockBatchRequestBody{ConsumerGroup: "G", ClientID: clientID, MQSet: []rocketmq.MessageQueue{mq}}
+		resp, err := cli.Invoke(ctx, c.BrokerAddr("broker-a"), remoting.NewRequest(remoting.LockBatchMQ, nil, body.AppendJSON(nil, remoting.JSONFastjson)))
+		if err == nil {
+			err = remoting.ResponseError(resp)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var locked remoting.LockBatchResponseBody
+		if err := locked.DecodeJSON(resp.Body); err != nil {
+			t.Fatal(err)
+		}
+		return slices.Contains(locked.LockOKMQSet, mq)
+	}
+	if !lock("a") {
+		t.Fatal("a free queue was not locked")
+	}
+	start := time.Now()
+	if lock("b") && time.Since(start) < live {
+		t.Fatal("a queue locked by another client was locked before the lock expired")
+	}
+	testutil.WaitFor(t, 0, "the lock of a to expire", func() bool { return lock("b") })
+	if d := time.Since(start); d < live {
+		t.Errorf("lock taken over after %v, before the %v expiry", d, live)
 	}
 }
