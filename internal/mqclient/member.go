@@ -24,7 +24,9 @@ type Producer interface {
 	// message of the group (docs/PROTOCOL.md §3.10): the member checks its
 	// local transaction and sends END_TRANSACTION to brokerAddr itself.
 	// msg has the user's topic; its UNIQ_KEY is the transaction id. A
-	// producer without transactions ignores it.
+	// producer without transactions ignores it. It runs on the
+	// connection's reader goroutine, so it must not block: it hands the
+	// check on (a broker sends a whole round of checks at once).
 	CheckTransactionState(ctx context.Context, brokerAddr string, msg *rocketmq.MessageExt, h *remoting.CheckTransactionStateRequestHeader)
 }
 

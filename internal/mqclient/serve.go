@@ -14,8 +14,11 @@ import (
 
 func (c *Client) registerHandlers() {
 	c.tr.RegisterHandler(remoting.PushReplyMessageToClient, c.handleReply)
-	c.tr.RegisterHandler(remoting.CheckTransactionState, c.handleCheckTransaction)
-	c.tr.RegisterHandler(remoting.NotifyConsumerIDsChanged, c.handleIDsChanged)
+	// Both only hand their work on; a broker sends them in bursts (a check
+	// round, a rebalance of many groups), and they are oneway: refused
+	// for want of a handler goroutine they would be lost.
+	c.tr.RegisterInlineHandler(remoting.CheckTransactionState, c.handleCheckTransaction)
+	c.tr.RegisterInlineHandler(remoting.NotifyConsumerIDsChanged, c.handleIDsChanged)
 	c.tr.RegisterHandler(remoting.ResetConsumerClientOffset, c.handleResetOffset)
 	c.tr.RegisterHandler(remoting.GetConsumerStatusFromClient, c.handleConsumerStatus)
 	c.tr.RegisterHandler(remoting.GetConsumerRunningInfo, c.handleRunningInfo)

@@ -44,6 +44,7 @@ type Client struct {
 
 	hmu      sync.RWMutex
 	handlers map[int32]Handler
+	inline   map[int32]bool // handlers run on the reader goroutine
 
 	asyncSem   chan struct{}
 	handlerSem chan struct{}
@@ -80,6 +81,7 @@ func New(opts ...Option) (*Client, error) {
 		log:        log,
 		start:      time.Now(),
 		handlers:   make(map[int32]Handler),
+		inline:     make(map[int32]bool),
 		asyncSem:   make(chan struct{}, cfg.maxAsync),
 		handlerSem: make(chan struct{}, cfg.maxHandlers),
 	}
@@ -95,22 +97,34 @@ func New(opts ...Option) (*Client, error) {
 
 // RegisterHandler sets the handler for server→client requests with code;
 // nil removes it. Requests without a handler are answered
-// REQUEST_CODE_NOT_SUPPORTED unless they are oneway.
-func (c *Client) RegisterHandler(code int32, h Handler) {
+// REQUEST_CODE_NOT_SUPPORTED unless they are oneway. Handlers run on
+// their own goroutines, at most WithMaxHandlers at once; a request beyond
+// that is refused.
+func (c *Client) RegisterHandler(code int32, h Handler) { c.register(code, h, false) }
+
+// RegisterInlineHandler sets a handler that runs on the connection's
+// reader goroutine, for requests that arrive in bursts and only hand
+// their work on (a broker's round of transaction checks): such requests
+// are never refused for want of a handler goroutine. h must not block.
+func (c *Client) RegisterInlineHandler(code int32, h Handler) { c.register(code, h, true) }
+
+func (c *Client) register(code int32, h Handler, inline bool) {
 	c.hmu.Lock()
 	if h == nil {
 		delete(c.handlers, code)
+		delete(c.inline, code)
 	} else {
 		c.handlers[code] = h
+		c.inline[code] = inline
 	}
 	c.hmu.Unlock()
 }
 
-func (c *Client) handler(code int32) Handler {
+func (c *Client) handler(code int32) (Handler, bool) {
 	c.hmu.RLock()
-	h := c.handlers[code]
+	h, inline := c.handlers[code], c.inline[code]
 	c.hmu.RUnlock()
-	return h
+	return h, inline
 }
 
 // hold counts a goroutine about to be started (it calls gs.Enter), like

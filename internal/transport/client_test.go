@@ -473,7 +473,7 @@ func TestServerRequests(t *testing.T) {
 				resp.Body = []byte("info")
 				return resp
 			})
-			c.RegisterHandler(remoting.CheckTransactionState, func(ctx context.Context, addr string, req *remoting.Command) *remoting.Command {
+			c.RegisterInlineHandler(remoting.CheckTransactionState, func(ctx context.Context, addr string, req *remoting.Command) *remoting.Command {
 				called <- req
 				return remoting.NewResponse(remoting.Success, "must not be sent")
 			})
@@ -563,6 +563,35 @@ func TestHandlerBound(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// An inline handler takes a burst of oneway requests while the handler
+// goroutines are all busy: none is refused.
+func TestInlineHandlerBurst(t *testing.T) {
+	s := startServer(t, nil, echo)
+	c := newClient(t, WithMaxHandlers(1))
+	release := make(chan struct{})
+	defer close(release)
+	c.RegisterHandler(remoting.ConsumeMessageDirectly, func(ctx context.Context, addr string, req *remoting.Command) *remoting.Command {
+		<-release
+		return nil
+	})
+	var got atomic.Int32
+	c.RegisterInlineHandler(remoting.CheckTransactionState, func(ctx context.Context, addr string, req *remoting.Command) *remoting.Command {
+		got.Add(1)
+		return nil
+	})
+	if _, err := c.Invoke(context.Background(), s.addr, request(remoting.HeartBeat, "hb")); err != nil {
+		t.Fatal(err)
+	}
+	sc := s.conn(0)
+	sc.send(&remoting.Command{Code: remoting.ConsumeMessageDirectly, Opaque: 1})
+	testutil.WaitFor(t, 0, "handler busy", func() bool { return len(c.handlerSem) == 1 })
+	const n = 500
+	for i := range n {
+		sc.send(&remoting.Command{Code: remoting.CheckTransactionState, Opaque: int32(2 + i), Flag: remoting.FlagOneway})
+	}
+	testutil.WaitFor(t, 0, "every check handled", func() bool { return got.Load() == n })
 }
 
 func TestDeadAddressDoesNotStallOthers(t *testing.T) {

@@ -8,12 +8,18 @@ import (
 
 // handleRequest dispatches a server→client request; called by a reader.
 func (c *Client) handleRequest(cn *conn, req *remoting.Command) {
-	h := c.handler(req.Code)
+	h, inline := c.handler(req.Code)
 	if h == nil {
 		c.log.Debug("rocketmq: request code not supported", "addr", cn.addr, "code", req.Code, "opaque", req.Opaque)
 		if !req.IsOneway() {
 			c.reply(cn, req, remoting.NewResponse(remoting.RequestCodeNotSupported,
 				" request type "+strconv.Itoa(int(req.Code))+" not supported"))
+		}
+		return
+	}
+	if inline {
+		if resp := h(c.ctx, cn.addr, req); resp != nil && !req.IsOneway() {
+			c.reply(cn, req, resp)
 		}
 		return
 	}
