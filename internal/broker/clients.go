@@ -426,3 +426,17 @@ func connections(t map[*server.Conn]*clientChannel) []remoting.Connection {
 	})
 	return out
 }
+
+// groupsSubscribedTo lists the groups with a live member subscribed to
+// topic (Java ConsumerManager.queryTopicConsumeByWho).
+func (m *clientManager) groupsSubscribedTo(topic string) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []string
+	for group, g := range m.consumers {
+		if _, ok := g.subs[topic]; ok {
+			out = append(out, group)
+		}
+	}
+	return out
+}
