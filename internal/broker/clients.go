@@ -440,3 +440,18 @@ func (m *clientManager) groupsSubscribedTo(topic string) []string {
 	}
 	return out
 }
+
+// subscribesOrAll reports whether group's consumers subscribe to topic,
+// counting a group without any subscription (unknown, or only assigned
+// lite-pull members) as subscribing to all (Java getConsumeStats:
+// findSubscriptionData, findSubscriptionDataCount).
+func (m *clientManager) subscribesOrAll(group, topic string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g := m.consumers[group]
+	if g == nil || len(g.subs) == 0 {
+		return true
+	}
+	_, ok := g.subs[topic]
+	return ok
+}
