@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
@@ -44,11 +45,23 @@ func queryDecode(t testing.TB, resp *remoting.Command) []*rocketmq.MessageExt {
 }
 
 // TestQueryMessageCapturedFrames replays the QUERY_MESSAGE and
-// VIEW_MESSAGE_BY_ID requests the Java admin tool sent to a 4.9.8 broker,
-// after storing the message they found there, and compares the answers
-// with the captured ones.
+// VIEW_MESSAGE_BY_ID requests the Java admin API sent to a 4.9.8 broker
+// (JSON and ROCKETMQ headers), after storing the message they found there,
+// and compares the answers with the captured ones: found records are
+// answered in a JSON header whatever the request's.
 func TestQueryMessageCapturedFrames(t *testing.T) {
-	wantResp, _ := pullReadFrame(t, "0139-java-resp-12-QUERY_MESSAGE-SUCCESS.bin")
+	for _, tc := range []struct{ query, found, view, viewed string }{
+		{"0138-java-req-12-QUERY_MESSAGE.bin", "0139-java-resp-12-QUERY_MESSAGE-SUCCESS.bin",
+			"0140-java-req-33-VIEW_MESSAGE_BY_ID.bin", "0141-java-resp-33-VIEW_MESSAGE_BY_ID-SUCCESS.bin"},
+		{"0305-java-req-12-QUERY_MESSAGE.bin", "0306-java-resp-12-QUERY_MESSAGE-SUCCESS.bin",
+			"0307-java-req-33-VIEW_MESSAGE_BY_ID.bin", "0308-java-resp-33-VIEW_MESSAGE_BY_ID-SUCCESS.bin"},
+	} {
+		t.Run(tc.query, func(t *testing.T) { queryReplay(t, tc.query, tc.found, tc.view, tc.viewed) })
+	}
+}
+
+func queryReplay(t *testing.T, queryFile, foundFile, viewFile, viewedFile string) {
+	wantResp, _ := pullReadFrame(t, foundFile)
 	captured, err := message.DecodeRecords(wantResp.Body)
 	if err != nil || len(captured) != 1 {
 		t.Fatalf("captured body: %d messages, %v", len(captured), err)
@@ -63,10 +76,18 @@ func TestQueryMessageCapturedFrames(t *testing.T) {
 		"KEYS", cm.Properties["KEYS"], "TAGS", cm.Properties["TAGS"],
 		"UNIQ_KEY", cm.Properties["UNIQ_KEY"], "goldenProp", cm.Properties["goldenProp"])
 
-	req, _ := pullReadFrame(t, "0138-java-req-12-QUERY_MESSAGE.bin")
+	req, _ := pullReadFrame(t, queryFile)
+	// The transport sends in its own serialization: the request's here.
+	cli, err := transport.New(transport.WithTimeout(5*time.Second), transport.WithSerializeType(req.Serialize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	e.cli = cli
 	resp := e.invoke(t, req)
-	if resp.Code != wantResp.Code || resp.Remark != wantResp.Remark || resp.Flag != wantResp.Flag {
-		t.Errorf("response code %d remark %q flag %d, captured %d %q %d", resp.Code, resp.Remark, resp.Flag, wantResp.Code, wantResp.Remark, wantResp.Flag)
+	if resp.Code != wantResp.Code || resp.Remark != wantResp.Remark || resp.Flag != wantResp.Flag || resp.Serialize != wantResp.Serialize {
+		t.Errorf("response code %d remark %q flag %d serialize %d, captured %d %q %d %d", resp.Code, resp.Remark, resp.Flag, resp.Serialize,
+			wantResp.Code, wantResp.Remark, wantResp.Flag, wantResp.Serialize)
 	}
 	if got, want := pullExtKeys(resp.Ext), pullExtKeys(wantResp.Ext); got != want {
 		t.Errorf("response extFields %s, captured %s", got, want)
@@ -96,21 +117,32 @@ func TestQueryMessageCapturedFrames(t *testing.T) {
 	}
 
 	// VIEW_MESSAGE_BY_ID: the captured request with the offset of our copy.
-	wantView, _ := pullReadFrame(t, "0141-java-resp-33-VIEW_MESSAGE_BY_ID-SUCCESS.bin")
-	view, _ := pullReadFrame(t, "0140-java-req-33-VIEW_MESSAGE_BY_ID.bin")
+	wantView, _ := pullReadFrame(t, viewedFile)
+	view, _ := pullReadFrame(t, viewFile)
 	if v, ok := view.Ext.Get("offset"); !ok || v != strconv.FormatInt(cm.CommitLogOffset, 10) {
 		t.Fatalf("captured view offset %q, captured record at %d", v, cm.CommitLogOffset)
 	}
 	view.Ext.Set("offset", strconv.FormatInt(phys, 10))
 	vr := e.invoke(t, view)
-	if vr.Code != wantView.Code || vr.Remark != wantView.Remark || len(vr.Ext) != len(wantView.Ext) {
-		t.Errorf("view: code %d remark %q ext %v, captured %d %q %v", vr.Code, vr.Remark, vr.Ext, wantView.Code, wantView.Remark, wantView.Ext)
+	if vr.Code != wantView.Code || vr.Remark != wantView.Remark || len(vr.Ext) != len(wantView.Ext) || vr.Serialize != wantView.Serialize {
+		t.Errorf("view: code %d remark %q ext %v serialize %d, captured %d %q %v %d", vr.Code, vr.Remark, vr.Ext, vr.Serialize,
+			wantView.Code, wantView.Remark, wantView.Ext, wantView.Serialize)
 	}
 	if !bytes.Equal(vr.Body, rec) {
 		t.Errorf("view body is not the stored record")
 	}
-	if len(wantView.Body) != len(wantResp.Body) {
-		t.Errorf("captured view body %d bytes, captured query body %d", len(wantView.Body), len(wantResp.Body))
+	if !bytes.Equal(wantView.Body, wantResp.Body) {
+		t.Errorf("captured view body differs from the captured query body")
+	}
+
+	// Errors follow the request's serialization.
+	req.Ext.Set("key", "NoSuchKey")
+	if nf := e.invoke(t, req); nf.Code != remoting.QueryNotFound || nf.Serialize != req.Serialize {
+		t.Errorf("not found: code %d serialize %d, request serialize %d", nf.Code, nf.Serialize, req.Serialize)
+	}
+	view.Ext.Set("offset", strconv.FormatInt(phys+1, 10))
+	if nf := e.invoke(t, view); nf.Code != remoting.SystemError || nf.Serialize != view.Serialize {
+		t.Errorf("view error: code %d serialize %d, request serialize %d", nf.Code, nf.Serialize, view.Serialize)
 	}
 }
 
@@ -129,15 +161,16 @@ func TestQueryMessage(t *testing.T) {
 		req    *remoting.Command
 		code   int32
 		remark string
-		offs   []int64 // newest first
+		offs   []int64 // commit-log order
 	}{
 		{"one key", queryReq("QT", "k3", 32, 0, far, &no), remoting.Success, "", offs[3:4]},
 		{"uniq key", queryReq("QT", "U2", 32, start-1000, far, &yes), remoting.Success, "", offs[2:3]},
 		{"no flag", queryReq("QT", "k1", 32, 0, far, nil), remoting.Success, "", offs[1:2]},
-		{"shared, newest first", queryReq("QT", "shared", 32, 0, far, nil), remoting.Success, "", []int64{offs[4], offs[3], offs[2], offs[1], offs[0]}},
-		{"maxNum", queryReq("QT", "shared", 2, 0, far, nil), remoting.Success, "", []int64{offs[4], offs[3]}},
+		{"shared", queryReq("QT", "shared", 32, 0, far, nil), remoting.Success, "", offs},
+		// The newest maxNum, in commit-log order.
+		{"maxNum", queryReq("QT", "shared", 2, 0, far, nil), remoting.Success, "", offs[3:]},
 		// The unique-key flag sets maxNum to defaultQueryMaxNum (32).
-		{"unique flag overrides maxNum", queryReq("QT", "shared", 1, 0, far, &yes), remoting.Success, "", []int64{offs[4], offs[3], offs[2], offs[1], offs[0]}},
+		{"unique flag overrides maxNum", queryReq("QT", "shared", 1, 0, far, &yes), remoting.Success, "", offs},
 		{"maxNum 0", queryReq("QT", "k1", 0, 0, far, nil), remoting.QueryNotFound, "can not find message, maybe time range not correct", nil},
 		{"unknown key", queryReq("QT", "nokey", 32, 0, far, nil), remoting.QueryNotFound, "can not find message, maybe time range not correct", nil},
 		{"other topic", queryReq("QT2", "k1", 32, 0, far, nil), remoting.QueryNotFound, "can not find message, maybe time range not correct", nil},
@@ -249,7 +282,7 @@ func TestQueryMessageAfterRestart(t *testing.T) {
 		for i, off := range offs {
 			want := []int64{off}
 			if i == 3 {
-				want = []int64{last, off}
+				want = []int64{off, last}
 			}
 			var got []int64
 			for _, m := range queryDecode(t, e.invoke(t, queryReq("QRestart", fmt.Sprintf("rk-%d", i), 32, 0, far, nil))) {
