@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -298,4 +299,25 @@ func TestQueryMessageAfterRestart(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestQueryMessageJustSent asks as the Java admin API's
+// queryMessageByUniqKey does (from the id's time less 1 s, unique-key
+// flag) right after each send is answered: every message is found at once.
+func TestQueryMessageJustSent(t *testing.T) {
+	e := sendTestBroker(t, nil)
+	gen := rocketmq.NewUniqIDGenerator()
+	yes := true
+	for i := range 50 {
+		id := gen.NewID()
+		off := querySend(t, e, "JustSent", int32(i%4), []byte("m"), "UNIQ_KEY", id)
+		born, err := rocketmq.TimeFromUniqID(id, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := queryDecode(t, e.invoke(t, queryReq("JustSent", id, 32, born.UnixMilli()-1000, math.MaxInt64, &yes)))
+		if len(msgs) != 1 || msgs[0].CommitLogOffset != off || msgs[0].Properties["UNIQ_KEY"] != id {
+			t.Fatalf("message %d (%s) not found at once: %d messages", i, id, len(msgs))
+		}
+	}
 }
