@@ -16,9 +16,14 @@ import (
 // §9.10). The index is written with the commit log, so a message is found
 // as soon as its send is answered. Both answers carry the newest index
 // file's end time and end offset.
-func (b *Broker) handleQueryMessage(_ context.Context, _ *server.Conn, h *remoting.QueryMessageRequestHeader) *remoting.Command {
+func (b *Broker) handleQueryMessage(_ context.Context, _ *server.Conn, req *remoting.Command) *remoting.Command {
+	var h remoting.QueryMessageRequestHeader
+	if err := h.FromExt(req.Ext); err != nil {
+		return adminHeaderError(err)
+	}
 	maxNum := int(h.MaxNum)
-	if h.UniqueKeyQuery != nil && *h.UniqueKeyQuery {
+	// Java compares the raw extField with "true", case and all.
+	if v, _ := req.Ext.Get("_UNIQUE_KEY_QUERY"); v == "true" {
 		maxNum = rocketmq.DefaultQueryMaxNum
 	}
 	var res store.QueryResult

@@ -22,7 +22,7 @@ func (b *Broker) routes() []route {
 	return []route{
 		{remoting.SendMessage, b.handleSendMessage, b.sendMessageInline},
 		{remoting.PullMessage, b.handlePullMessage, nil},
-		{remoting.QueryMessage, foundInJSON(server.Decoded(b.handleQueryMessage, adminHeaderError)), nil},
+		{remoting.QueryMessage, foundInJSON(b.handleQueryMessage), nil},
 		{remoting.QueryConsumerOffset, server.Decoded(b.handleQueryConsumerOffset, adminHeaderError), nil},
 		{remoting.UpdateConsumerOffset, server.Decoded(b.handleUpdateConsumerOffset, adminHeaderError), nil},
 		{remoting.UpdateAndCreateTopic, server.Decoded(b.handleUpdateAndCreateTopic, adminHeaderError), nil},

@@ -172,6 +172,11 @@ func TestQueryMessage(t *testing.T) {
 		{"maxNum", queryReq("QT", "shared", 2, 0, far, nil), remoting.Success, "", offs[3:]},
 		// The unique-key flag sets maxNum to defaultQueryMaxNum (32).
 		{"unique flag overrides maxNum", queryReq("QT", "shared", 1, 0, far, &yes), remoting.Success, "", offs},
+		{"unique flag is case-sensitive", func() *remoting.Command {
+			r := queryReq("QT", "shared", 1, 0, far, nil)
+			r.Ext.Add("_UNIQUE_KEY_QUERY", "TRUE")
+			return r
+		}(), remoting.Success, "", offs[4:]},
 		{"maxNum 0", queryReq("QT", "k1", 0, 0, far, nil), remoting.QueryNotFound, "can not find message, maybe time range not correct", nil},
 		{"unknown key", queryReq("QT", "nokey", 32, 0, far, nil), remoting.QueryNotFound, "can not find message, maybe time range not correct", nil},
 		{"other topic", queryReq("QT2", "k1", 32, 0, far, nil), remoting.QueryNotFound, "can not find message, maybe time range not correct", nil},
