@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/remoting/message"
@@ -323,6 +326,53 @@ func TestQueryMessageJustSent(t *testing.T) {
 		msgs := queryDecode(t, e.invoke(t, queryReq("JustSent", id, 32, born.UnixMilli()-1000, math.MaxInt64, &yes)))
 		if len(msgs) != 1 || msgs[0].CommitLogOffset != off || msgs[0].Properties["UNIQ_KEY"] != id {
 			t.Fatalf("message %d (%s) not found at once: %d messages", i, id, len(msgs))
+		}
+	}
+}
+
+// TestQueryMessageAmong10000 finds single messages and the newest of a
+// shared key among 10,000 messages spread over several index files.
+func TestQueryMessageAmong10000(t *testing.T) {
+	e := sendTestBroker(t, func(c *Config) { c.IndexSlots, c.IndexEntries = 1024, 4096 })
+	const n = 10_000
+	offs := make([]int64, n)
+	for i := range offs {
+		keys := fmt.Sprintf("one-%d group-%d", i, i%100)
+		res, err := e.b.store.PutMessage(context.Background(), &store.PutRequest{
+			RecordFields: message.RecordFields{
+				Topic:         "Q10k",
+				QueueID:       int32(i & 3),
+				Body:          []byte(strconv.Itoa(i)),
+				Properties:    message.EncodeProperties(map[string]string{rocketmq.PropertyKeys: keys}),
+				BornTimestamp: time.Now().UnixMilli(),
+				BornHost:      pullBornHost,
+				StoreHost:     e.b.storeHost,
+			},
+			Keys: keys,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		offs[i] = res.PhysicalOffset
+	}
+	if files, _ := os.ReadDir(filepath.Join(e.b.cfg.StoreDir, "index")); len(files) < 5 {
+		t.Fatalf("%d index files, want a roll-over every 4095 entries", len(files))
+	}
+	far := time.Now().Add(time.Hour).UnixMilli()
+	for _, i := range []int{0, 1, 4094, 4095, 5000, 8190, n - 1} {
+		msgs := queryDecode(t, e.invoke(t, queryReq("Q10k", fmt.Sprintf("one-%d", i), 32, 0, far, nil)))
+		if len(msgs) != 1 || msgs[0].CommitLogOffset != offs[i] || string(msgs[0].Body) != strconv.Itoa(i) {
+			t.Errorf("one-%d: %d messages", i, len(msgs))
+		}
+	}
+	// group-7 is on 100 messages; the newest 64 come back, oldest first.
+	msgs := queryDecode(t, e.invoke(t, queryReq("Q10k", "group-7", 64, 0, far, nil)))
+	if len(msgs) != 64 {
+		t.Fatalf("group-7: %d messages, want 64", len(msgs))
+	}
+	for j, m := range msgs {
+		if i := n - 100*(64-j) + 7; m.CommitLogOffset != offs[i] {
+			t.Errorf("group-7 #%d at %d, want message %d at %d", j, m.CommitLogOffset, i, offs[i])
 		}
 	}
 }
