@@ -97,14 +97,20 @@ func (f *indexFile) timeMatched(begin, end int64) bool {
 
 // lookup walks the bucket of keyHash newest first and calls fn with the
 // commit-log offset of every entry with that hash stored within
-// [begin, end]; fn returns false to stop.
-func (f *indexFile) lookup(keyHash int32, begin, end int64, fn func(phys int64) bool) {
+// [begin, end]; fn returns false to stop. The walk starts at entry from,
+// or at the bucket's head when from is 0. It returns the entry to resume
+// at after fn stopped it, 0 when the chain is done. Entries never change
+// once written, so a walk may resume after more have been added.
+func (f *indexFile) lookup(keyHash int32, begin, end int64, from int32, fn func(phys int64) bool) (resume int32) {
 	be := binary.BigEndian
 	d := f.m.data
-	slotPos := indexHeaderSize + int64(keyHash)%f.slots*indexSlotSize
-	next := int32(be.Uint32(d[slotPos:]))
+	next := from
+	if next == 0 {
+		slotPos := indexHeaderSize + int64(keyHash)%f.slots*indexSlotSize
+		next = int32(be.Uint32(d[slotPos:]))
+	}
 	if next <= 0 || next > f.count || f.count <= 1 {
-		return
+		return 0
 	}
 	for steps := int32(0); steps < f.count; steps++ {
 		p := indexHeaderSize + f.slots*indexSlotSize + int64(next)*indexEntrySize
@@ -113,19 +119,22 @@ func (f *indexFile) lookup(keyHash int32, begin, end int64, fn func(phys int64) 
 		timeDiff := int64(int32(be.Uint32(d[p+12:])))
 		prev := int32(be.Uint32(d[p+16:]))
 		if timeDiff < 0 {
-			return
+			return 0
 		}
 		t := f.beginTs + timeDiff*1000
+		more := true
 		if hash == keyHash && t >= begin && t <= end {
-			if !fn(phys) {
-				return
-			}
+			more = fn(phys)
 		}
 		if prev <= 0 || prev > f.count || prev == next || t < begin {
-			return
+			return 0
+		}
+		if !more {
+			return prev
 		}
 		next = prev
 	}
+	return 0
 }
 
 // indexService owns the index files. Writers hold Store.mu and mu; queries

@@ -204,3 +204,47 @@ func TestIndexCorruptHeader(t *testing.T) {
 	extra := put(t, s2, msg{topic: "RecA", body: "extra", uniq: "EXTRA"})
 	checkQuery(t, s2, []stored{extra})
 }
+
+// TestQueryByKeyHashCollisions: "Aa" and "BB" have the same Java hash, so
+// the newer "BB" entries come first in the walk and are dropped; the walk
+// goes on, across index files, until maxNum real matches are found.
+func TestQueryByKeyHashCollisions(t *testing.T) {
+	if indexKeyHash("C", "Aa") != indexKeyHash("C", "BB") {
+		t.Fatal("the keys do not collide")
+	}
+	cfg := testConfig(t)
+	cfg.IndexEntries = 5 // 4 entries per file
+	s := openStore(t, cfg)
+	var aa []stored
+	for i := range 6 {
+		aa = append(aa, put(t, s, msg{topic: "C", body: body(i, 10), keys: "Aa"}))
+	}
+	for i := range 9 {
+		put(t, s, msg{topic: "C", body: body(i, 10), keys: "BB"})
+	}
+	end := time.Now().UnixMilli() + 3_600_000
+	tests := []struct {
+		maxNum int
+		want   []stored // newest first
+	}{
+		{1, aa[5:]},
+		{3, []stored{aa[5], aa[4], aa[3]}},
+		{64, []stored{aa[5], aa[4], aa[3], aa[2], aa[1], aa[0]}},
+	}
+	for _, tt := range tests {
+		res, err := s.QueryByKey("C", "Aa", tt.maxNum, 0, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := splitRecords(t, res.Data)
+		if len(recs) != len(tt.want) || res.Messages != len(tt.want) {
+			t.Fatalf("maxNum %d: %d records, want %d", tt.maxNum, len(recs), len(tt.want))
+		}
+		for i, r := range recs {
+			h, _ := parseRecord(r, false)
+			if h.PhysicalOffset != tt.want[i].res.PhysicalOffset {
+				t.Errorf("maxNum %d: record %d at %d, want %d", tt.maxNum, i, h.PhysicalOffset, tt.want[i].res.PhysicalOffset)
+			}
+		}
+	}
+}

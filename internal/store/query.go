@@ -21,6 +21,10 @@ type QueryResult struct {
 // whose KEYS equals key, stored within [begin, end] (ms), through the index
 // files newest first (docs/PROTOCOL.md §9.10, §10.4). Unlike Java it drops hash
 // collisions itself. maxNum ≤ 0 or above Config.MaxQueryNum takes that value.
+//
+// The index lock, which appends take too, is held only while walking the
+// index for candidates; the records are read and checked after it is
+// released, and the walk resumes if collisions left too few.
 func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) (res QueryResult, err error) {
 	s.life.RLock()
 	defer s.life.RUnlock()
@@ -33,33 +37,52 @@ func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) (res
 		maxNum = s.cfg.MaxQueryNum
 	}
 	hash := indexKeyHash(topic, key)
-	s.idx.mu.RLock()
-	defer s.idx.mu.RUnlock()
-	files := s.idx.files
-	if len(files) > 0 {
-		last := files[len(files)-1]
-		res.IndexLastUpdateTimestamp, res.IndexLastUpdatePhyOffset = last.endTs, last.endPhy
-	}
-	var seen []int64
-	collect := func(phys int64) bool {
-		for _, p := range seen {
-			if p == phys {
-				return true
+	var seen, cand []int64
+	fi := -2         // index file being walked; -2 before the first round, -1 when done
+	from := int32(0) // entry to resume at in file fi
+	for res.Messages < maxNum && fi != -1 {
+		need := maxNum - res.Messages
+		cand = cand[:0]
+		add := func(phys int64) bool {
+			for _, p := range seen {
+				if p == phys {
+					return true
+				}
+			}
+			seen = append(seen, phys)
+			cand = append(cand, phys)
+			return len(cand) < need
+		}
+		s.idx.mu.RLock()
+		files := s.idx.files
+		if fi == -2 {
+			fi = len(files) - 1
+			if fi >= 0 {
+				last := files[fi]
+				res.IndexLastUpdateTimestamp, res.IndexLastUpdatePhyOffset = last.endTs, last.endPhy
 			}
 		}
-		seen = append(seen, phys)
-		if rec := s.recordAtPhys(phys); rec != nil && recordHasKey(rec, topic, key) {
-			res.Data = append(res.Data, rec...)
-			res.Messages++
+		for fi >= 0 && len(cand) < need {
+			f := files[fi]
+			if from != 0 || f.timeMatched(begin, end) {
+				if from = f.lookup(hash, begin, end, from, add); from != 0 {
+					break // enough candidates: resume here
+				}
+			}
+			if f.beginTs < begin {
+				fi = -1
+				break
+			}
+			fi--
 		}
-		return res.Messages < maxNum
-	}
-	for i := len(files) - 1; i >= 0; i-- {
-		f := files[i]
-		if f.timeMatched(begin, end) {
-			f.lookup(hash, begin, end, collect)
+		s.idx.mu.RUnlock()
+		for _, phys := range cand {
+			if rec := s.recordAtPhys(phys); rec != nil && recordHasKey(rec, topic, key) {
+				res.Data = append(res.Data, rec...)
+				res.Messages++
+			}
 		}
-		if f.beginTs < begin || res.Messages >= maxNum {
+		if len(cand) == 0 {
 			break
 		}
 	}
