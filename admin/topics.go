@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -184,25 +185,9 @@ func (a *Admin) TopicStats(ctx context.Context, topic string) (map[rocketmq.Mess
 // SortedQueues returns the keys of a queue table in (topic, broker,
 // queue id) order.
 func SortedQueues[V any](m map[rocketmq.MessageQueue]V) []rocketmq.MessageQueue {
-	qs := slices.Collect(maps.Keys(m))
-	slices.SortFunc(qs, func(a, b rocketmq.MessageQueue) int {
-		switch {
-		case a.Topic != b.Topic:
-			return compare(a.Topic, b.Topic)
-		case a.BrokerName != b.BrokerName:
-			return compare(a.BrokerName, b.BrokerName)
-		}
-		return a.QueueID - b.QueueID
-	})
-	return qs
+	return slices.SortedFunc(maps.Keys(m), cmpMQ)
 }
 
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+func cmpMQ(a, b rocketmq.MessageQueue) int {
+	return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.BrokerName, b.BrokerName), cmp.Compare(a.QueueID, b.QueueID))
 }
