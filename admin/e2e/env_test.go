@@ -1,0 +1,155 @@
+// Package e2e runs the admin client against an in-process cluster
+// (rmqtest) or, with ROCKETMQ_NAMESRV=host:port, an external one. It is a
+// package of its own so that the admin package's unit tests never depend
+// on the servers.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/consumer"
+	"github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
+)
+
+// envExternal names the variable that points the tests at an external
+// cluster.
+const envExternal = "ROCKETMQ_NAMESRV"
+
+// wait bounds every wait for something the cluster or a consumer does
+// within a fraction of a second when all is well.
+const wait = 30 * time.Second
+
+type env struct {
+	ns         string
+	cluster    string // the cluster name
+	broker     string // the broker new topics are created on
+	brokerAddr string // its master's address
+	adm        *admin.Admin
+}
+
+func start(t *testing.T) *env {
+	t.Helper()
+	e := &env{ns: os.Getenv(envExternal)}
+	if e.ns == "" {
+		e.ns = rmqtest.StartCluster(t).NameServerAddr()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	masters, err := rmqtest.MasterBrokers(ctx, e.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.broker = slices.Sorted(maps.Keys(masters))[0]
+	e.brokerAddr = masters[e.broker]
+	e.adm, err = admin.New(admin.WithNameServers(e.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.adm.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := e.adm.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	ci, err := e.adm.ClusterInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, names := range ci.ClusterAddrTable {
+		if slices.Contains(names, e.broker) {
+			e.cluster = c
+		}
+	}
+	if e.cluster == "" {
+		t.Fatalf("broker %s in no cluster: %+v", e.broker, ci.ClusterAddrTable)
+	}
+	return e
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// name returns a topic or group name of its own for t.
+func name(t *testing.T, prefix string) string {
+	return fmt.Sprintf("%s_%s_%d", prefix, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), time.Now().UnixNano()%1e9)
+}
+
+func (e *env) newTopic(t *testing.T, queues int32) string {
+	t.Helper()
+	topic := name(t, "AE2E")
+	if err := e.adm.CreateTopic(ctxT(t), e.brokerAddr, admin.TopicConfig{Name: topic, ReadQueues: queues, WriteQueues: queues}); err != nil {
+		t.Fatal(err)
+	}
+	return topic
+}
+
+// send sends n messages to topic and returns their ids.
+func (e *env) send(t *testing.T, topic string, n int) []string {
+	t.Helper()
+	p, err := producer.New(producer.WithGroup("pg_admin_e2e"), producer.WithNameServers(e.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	var ids []string
+	for i := range n {
+		m, err := producer.NewMessage(topic, []byte(fmt.Sprintf("body-%d", i)), producer.Keys(fmt.Sprintf("key-%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Send(ctxT(t), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.MsgID)
+	}
+	return ids
+}
+
+// startConsumer starts a push consumer of group on topic from the first
+// message, counting what it consumes, shut down at the end of the test.
+func (e *env) startConsumer(t *testing.T, group, topic string, count *atomic.Int64) *consumer.PushConsumer {
+	t.Helper()
+	c, err := consumer.NewPush(consumer.WithGroup(group), consumer.WithNameServers(e.ns),
+		consumer.WithOffsetPersistInterval(100*time.Millisecond), consumer.WithConsumeFrom(consumer.FromFirst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = c.Shutdown(ctx)
+	})
+	err = c.Subscribe(topic, consumer.Tags("*"), func(_ context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
+		count.Add(int64(len(msgs)))
+		return consumer.Success, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
