@@ -22,6 +22,7 @@ func (b *Broker) routes() []route {
 	return []route{
 		{remoting.SendMessage, b.handleSendMessage, b.sendMessageInline},
 		{remoting.PullMessage, b.handlePullMessage, nil},
+		{remoting.QueryMessage, server.Decoded(b.handleQueryMessage, adminHeaderError), nil},
 		{remoting.QueryConsumerOffset, server.Decoded(b.handleQueryConsumerOffset, adminHeaderError), nil},
 		{remoting.UpdateConsumerOffset, server.Decoded(b.handleUpdateConsumerOffset, adminHeaderError), nil},
 		{remoting.UpdateAndCreateTopic, server.Decoded(b.handleUpdateAndCreateTopic, adminHeaderError), nil},
@@ -31,6 +32,7 @@ func (b *Broker) routes() []route {
 		{remoting.GetMaxOffset, server.Decoded(b.handleGetMaxOffset, adminHeaderError), nil},
 		{remoting.GetMinOffset, server.Decoded(b.handleGetMinOffset, adminHeaderError), nil},
 		{remoting.GetEarliestMsgStoreTime, server.Decoded(b.handleGetEarliestMsgStoretime, adminHeaderError), nil},
+		{remoting.ViewMessageByID, server.Decoded(b.handleViewMessageByID, adminHeaderError), nil},
 		{remoting.HeartBeat, b.handleHeartBeat, nil},
 		{remoting.UnregisterClient, server.Decoded(b.handleUnregisterClient, adminHeaderError), nil},
 		{remoting.ConsumerSendMsgBack, b.handleConsumerSendMsgBack, nil},

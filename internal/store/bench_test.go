@@ -195,3 +195,36 @@ func BenchmarkSyncAfterWrite32KiB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueryByKey1M looks up one key among 1,000,000 indexed messages
+// (each with a UNIQ_KEY and a key of its own) in the default index
+// geometry.
+func BenchmarkQueryByKey1M(b *testing.B) {
+	const n = 1_000_000
+	cfg := benchConfig(b, FlushAsync)
+	cfg.CommitLogSegmentSize = 256 << 20
+	cfg.IndexSlots, cfg.IndexEntries = 0, 0 // the defaults
+	s, err := Open(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for i := 0; i < n; i++ {
+		r := msg{topic: "BenchTopic", queue: int32(i & 7), body: body(i, 100), tags: "TagA",
+			uniq: "C0A8000A30391B6D3586" + strconv.Itoa(10_000_000_000+i), keys: "order-" + strconv.Itoa(i)}.req()
+		if _, err := s.PutMessage(ctx, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	end := time.Now().Add(time.Hour).UnixMilli()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := (i * 7919) % n
+		res, err := s.QueryByKey("BenchTopic", "order-"+strconv.Itoa(k), 32, 0, end)
+		if err != nil || res.Messages != 1 {
+			b.Fatalf("order-%d: %d messages, %v", k, res.Messages, err)
+		}
+	}
+}

@@ -86,3 +86,16 @@ func recordHasKey(rec []byte, topic, key string) bool {
 	})
 	return found
 }
+
+// IndexLastUpdate returns the end time and end offset of the newest index
+// file, as QueryByKey reports them; zeros without one or once closed.
+func (s *Store) IndexLastUpdate() (timestamp, phys int64) {
+	s.life.RLock()
+	defer s.life.RUnlock()
+	s.idx.mu.RLock()
+	defer s.idx.mu.RUnlock()
+	if n := len(s.idx.files); n > 0 {
+		return s.idx.files[n-1].endTs, s.idx.files[n-1].endPhy
+	}
+	return 0, 0
+}
