@@ -101,8 +101,19 @@ func (e *env) newTopic(t *testing.T, queues int32) string {
 	return topic
 }
 
-// send sends n messages to topic and returns their ids.
+// send sends n messages to topic, body "body-i" and key "key-i", and
+// returns their ids.
 func (e *env) send(t *testing.T, topic string, n int) []string {
+	t.Helper()
+	var ids []string
+	for _, r := range e.sendResults(t, topic, n) {
+		ids = append(ids, r.MsgID)
+	}
+	return ids
+}
+
+// sendResults is send returning the send results.
+func (e *env) sendResults(t *testing.T, topic string, n int) []*rocketmq.SendResult {
 	t.Helper()
 	p, err := producer.New(producer.WithGroup("pg_admin_e2e"), producer.WithNameServers(e.ns))
 	if err != nil {
@@ -112,7 +123,7 @@ func (e *env) send(t *testing.T, topic string, n int) []string {
 		t.Fatal(err)
 	}
 	defer func() { _ = p.Shutdown(context.Background()) }()
-	var ids []string
+	var out []*rocketmq.SendResult
 	for i := range n {
 		m, err := producer.NewMessage(topic, []byte(fmt.Sprintf("body-%d", i)), producer.Keys(fmt.Sprintf("key-%d", i)))
 		if err != nil {
@@ -122,9 +133,9 @@ func (e *env) send(t *testing.T, topic string, n int) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids = append(ids, res.MsgID)
+		out = append(out, res)
 	}
-	return ids
+	return out
 }
 
 // startConsumer starts a push consumer of group on topic from the first
