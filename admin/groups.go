@@ -132,9 +132,9 @@ func (a *Admin) DeleteGroupInCluster(ctx context.Context, cluster, group string,
 	return nil
 }
 
-// groupBrokers returns the master brokers that serve group: those of its
-// retry topic's route as Java does, or, before any member created that,
-// those of topic's route.
+// groupBrokers returns the master brokers that serve group (docs/PROTOCOL.md
+// §8.14): those of its retry topic's route as Java does, or, before any
+// member created that, those of topic's route.
 func (a *Admin) groupBrokers(ctx context.Context, group, topic string) ([]string, error) {
 	r, err := a.cli.FetchRoute(ctx, rocketmq.RetryTopic(a.wrap(group)))
 	if err != nil && topic != "" && errors.Is(err, rocketmq.ErrNoRoute) {
@@ -256,7 +256,8 @@ func (a *Admin) ConsumeStats(ctx context.Context, group, topic string) (*Consume
 // committed offset is already before that point keeps it. Live members
 // are told by their brokers (INVOKE_BROKER_TO_RESET_OFFSET); when a broker
 // answers that the group has none online, the offsets are searched and
-// committed from here (Java resetOffsetByTimestampOld). It returns the
+// committed from here (Java resetOffsetByTimestampOld, docs/PROTOCOL.md
+// §8.14). It returns the
 // new offset of every queue.
 func (a *Admin) ResetOffsetByTime(ctx context.Context, group, topic string, t time.Time, force bool) (map[rocketmq.MessageQueue]int64, error) {
 	if err := rocketmq.ValidateGroup(group); err != nil {

@@ -83,7 +83,7 @@ func (a *Admin) CreateTopicInCluster(ctx context.Context, cluster string, tc Top
 
 // DeleteTopic deletes a topic from every master broker of cluster, then
 // from every NameServer (Java deleteTopic): DELETE_TOPIC_IN_BROKER,
-// DELETE_TOPIC_IN_NAMESRV.
+// DELETE_TOPIC_IN_NAMESRV (docs/PROTOCOL.md §8.14).
 func (a *Admin) DeleteTopic(ctx context.Context, cluster, topic string) error {
 	if err := rocketmq.ValidateTopic(topic); err != nil {
 		return err
