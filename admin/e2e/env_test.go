@@ -32,17 +32,21 @@ const wait = 30 * time.Second
 
 type env struct {
 	ns         string
+	local      *rmqtest.Cluster // nil for an external cluster
 	cluster    string // the cluster name
 	broker     string // the broker new topics are created on
 	brokerAddr string // its master's address
 	adm        *admin.Admin
 }
 
-func start(t *testing.T) *env {
+// start returns the cluster of a test, in-process (with opts) or external,
+// and an admin client on it, closed at the end of the test.
+func start(t *testing.T, opts ...rmqtest.Option) *env {
 	t.Helper()
 	e := &env{ns: os.Getenv(envExternal)}
 	if e.ns == "" {
-		e.ns = rmqtest.StartCluster(t).NameServerAddr()
+		e.local = rmqtest.StartCluster(t, opts...)
+		e.ns = e.local.NameServerAddr()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -79,6 +83,14 @@ func start(t *testing.T) *env {
 		t.Fatalf("broker %s in no cluster: %+v", e.broker, ci.ClusterAddrTable)
 	}
 	return e
+}
+
+// needLocal skips t on an external cluster.
+func (e *env) needLocal(t *testing.T, why string) {
+	t.Helper()
+	if e.local == nil {
+		t.Skipf("needs the in-process cluster (%s is set): %s", envExternal, why)
+	}
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -1,15 +1,21 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
 // TestQueryAndView: a message sent is found at once by its key among the
@@ -24,7 +30,14 @@ func TestQueryAndView(t *testing.T) {
 	const i = 37
 	want := res[i]
 
-	msgs, err := e.adm.QueryMessage(ctx, topic, fmt.Sprintf("key-%d", i), 0, begin, time.Now().Add(time.Minute))
+	query := func() ([]*rocketmq.MessageExt, error) {
+		return e.adm.QueryMessage(ctx, topic, fmt.Sprintf("key-%d", i), 0, begin, time.Now().Add(time.Minute))
+	}
+	if e.local == nil {
+		// A Java broker indexes shortly after the send's answer; ours before.
+		testutil.WaitFor(t, wait, "the message indexed", func() bool { m, err := query(); return err == nil && len(m) > 0 })
+	}
+	msgs, err := query()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,4 +92,55 @@ func TestQueryAndView(t *testing.T) {
 		ok, err := e.adm.Consumed(ctx, g, m)
 		return err == nil && ok
 	})
+}
+
+// TestQueryAmongMany: among 10,000 messages with keys of their own, spread
+// over several index files by a small index, a key of the first, a middle
+// and the last file each finds exactly its message.
+func TestQueryAmongMany(t *testing.T) {
+	const n, perFile = 10000, 3000
+	e := start(t, rmqtest.WithIndexSize(1000, perFile))
+	e.needLocal(t, "the index-file size is the in-process broker's")
+	ctx := ctxT(t)
+	topic := e.newTopic(t, 4)
+	p, err := producer.New(producer.WithGroup("pg_admin_e2e"), producer.WithNameServers(e.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	for i := 0; i < n; i += 100 {
+		batch := make([]*rocketmq.Message, 0, 100)
+		for j := i; j < i+100; j++ {
+			m, err := producer.NewMessage(topic, []byte(fmt.Sprintf("many-%d", j)), producer.Keys(fmt.Sprintf("many-%d", j)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, m)
+		}
+		if _, err := p.Send(ctx, batch...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Each message is indexed twice (UNIQ_KEY and its key): 10,000
+	// messages fill 20,000 entries, more than 6 files.
+	for _, i := range []int{0, 1, perFile / 2, n / 2, n - 1} {
+		key := fmt.Sprintf("many-%d", i)
+		msgs, err := e.adm.QueryMessage(ctx, topic, key, 0, time.Time{}, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 1 || string(msgs[0].Body) != key || !slices.Contains(msgs[0].Keys(), key) {
+			t.Fatalf("key %s: %d messages %v", key, len(msgs), msgs)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(e.local.StoreDir(e.broker), "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < 3 {
+		t.Fatalf("%d index files, want several", len(entries))
+	}
 }
