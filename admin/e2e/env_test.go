@@ -33,9 +33,9 @@ const wait = 30 * time.Second
 type env struct {
 	ns         string
 	local      *rmqtest.Cluster // nil for an external cluster
-	cluster    string // the cluster name
-	broker     string // the broker new topics are created on
-	brokerAddr string // its master's address
+	cluster    string           // the cluster name
+	broker     string           // the broker new topics are created on
+	brokerAddr string           // its master's address
 	adm        *admin.Admin
 }
 
