@@ -58,6 +58,26 @@ func (a *Admin) clusterMasters(ctx context.Context, cluster string) ([]string, e
 	return addrs, nil
 }
 
+// allMasters returns the master addresses of every broker the NameServer
+// knows, sorted; ErrNoBroker when there is none.
+func (a *Admin) allMasters(ctx context.Context) ([]string, error) {
+	ci, err := a.ClusterInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var addrs []string
+	for _, bd := range ci.BrokerAddrTable {
+		if addr := bd.MasterAddr(); addr != "" {
+			addrs = append(addrs, addr)
+		}
+	}
+	if len(addrs) == 0 {
+		return nil, errorf("the NameServer knows no master broker: %w", ErrNoBroker)
+	}
+	slices.Sort(addrs)
+	return addrs, nil
+}
+
 // routeMasters returns the master addresses of the brokers in a route.
 func routeMasters(r *remoting.TopicRouteData) []string {
 	var addrs []string

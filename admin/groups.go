@@ -133,11 +133,15 @@ func (a *Admin) DeleteGroupInCluster(ctx context.Context, cluster, group string,
 }
 
 // groupBrokers returns the master brokers that serve group (docs/PROTOCOL.md
-// §8.14): those of its retry topic's route as Java does, or, before any
-// member created that, those of topic's route.
+// §8.14): those of its retry topic's route as Java does; before any member
+// created that, those of topic's route, or every master the NameServer
+// knows when topic is empty.
 func (a *Admin) groupBrokers(ctx context.Context, group, topic string) ([]string, error) {
 	r, err := a.cli.FetchRoute(ctx, rocketmq.RetryTopic(a.wrap(group)))
-	if err != nil && topic != "" && errors.Is(err, rocketmq.ErrNoRoute) {
+	if err != nil && errors.Is(err, rocketmq.ErrNoRoute) {
+		if topic == "" {
+			return a.allMasters(ctx)
+		}
 		r, err = a.cli.FetchRoute(ctx, a.wrap(topic))
 	}
 	if err != nil {

@@ -171,3 +171,44 @@ func TestResetOffline(t *testing.T) {
 		t.Fatalf("lag after reset %d: %+v", cs.Lag(), cs.Queues)
 	}
 }
+
+// TestGroupErrors: what the brokers refuse comes back matching the
+// response code, and bad names are refused before anything is sent.
+func TestGroupErrors(t *testing.T) {
+	e := start(t)
+	ctx := ctxT(t)
+	topic := e.newTopic(t, 2)
+	g := name(t, "cg")
+	tests := []struct {
+		name string
+		call func() error
+		is   error
+	}{
+		{"connections of a group never started", func() error {
+			_, err := e.adm.ConsumerConnection(ctx, g)
+			return err
+		}, remoting.ErrConsumerNotOnline},
+		{"reset a group without offsets", func() error {
+			_, err := e.adm.ResetOffsetByTime(ctx, g, topic, time.Now(), true)
+			return err
+		}, remoting.ErrSystemError},
+		{"reset on a topic without route", func() error {
+			_, err := e.adm.ResetOffsetByTime(ctx, g, name(t, "Missing"), time.Now(), true)
+			return err
+		}, remoting.ErrTopicNotExist},
+		{"stats with a bad group name", func() error {
+			_, err := e.adm.ConsumeStats(ctx, "bad group", topic)
+			return err
+		}, rocketmq.ErrIllegalName},
+		{"delete a blank group", func() error {
+			return e.adm.DeleteGroupInCluster(ctx, e.cluster, "", false)
+		}, rocketmq.ErrBlankName},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.call(); !errors.Is(err, tc.is) {
+				t.Fatalf("err = %v, want %v", err, tc.is)
+			}
+		})
+	}
+}
