@@ -45,17 +45,27 @@ func (a *Admin) clusterMasters(ctx context.Context, cluster string) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	var addrs []string
-	for _, name := range ci.ClusterAddrTable[cluster] {
-		if bd, ok := ci.BrokerAddrTable[name]; ok && bd.MasterAddr() != "" {
-			addrs = append(addrs, bd.MasterAddr())
-		}
-	}
+	addrs, _ := clusterMasters(ci, cluster)
 	if len(addrs) == 0 {
 		return nil, errorf("cluster %q has no master broker: %w", cluster, ErrNoBroker)
 	}
-	slices.Sort(addrs)
 	return addrs, nil
+}
+
+// clusterMasters returns the master addresses of the brokers of cluster and
+// the names of those brokers, both sorted by name.
+func clusterMasters(ci *remoting.ClusterInfo, cluster string) (addrs, names []string) {
+	names = slices.Clone(ci.ClusterAddrTable[cluster])
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := names[:0]
+	for _, name := range names {
+		if bd, ok := ci.BrokerAddrTable[name]; ok && bd.MasterAddr() != "" {
+			addrs = append(addrs, bd.MasterAddr())
+			out = append(out, name)
+		}
+	}
+	return addrs, out
 }
 
 // allMasters returns the master addresses of every broker the NameServer

@@ -5,6 +5,8 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -74,16 +76,46 @@ func (a *Admin) CreateTopicInCluster(ctx context.Context, cluster string, tc Top
 	if _, err := a.createTopicRequest(tc); err != nil {
 		return err
 	}
-	addrs, err := a.clusterMasters(ctx, cluster)
+	ci, err := a.ClusterInfo(ctx)
 	if err != nil {
 		return err
 	}
-	return each(addrs, func(addr string) error { return a.CreateTopic(ctx, addr, tc) })
+	addrs, names := clusterMasters(ci, cluster)
+	if len(addrs) == 0 {
+		return errorf("cluster %q has no master broker: %w", cluster, ErrNoBroker)
+	}
+	if err := each(addrs, func(addr string) error { return a.CreateTopic(ctx, addr, tc) }); err != nil {
+		return err
+	}
+	if !tc.Order {
+		return nil
+	}
+	// mqadmin updateTopic -o: the order conf "broker:writeQueues;..." in
+	// every NameServer's KV config, which a NameServer with
+	// orderMessageEnable serves in routes.
+	wq := tc.WriteQueues
+	if wq == 0 {
+		wq = 8
+	}
+	conf := make([]string, len(names))
+	for i, n := range names {
+		conf[i] = n + ":" + strconv.Itoa(int(wq))
+	}
+	h := remoting.PutKVConfigRequestHeader{Namespace: OrderTopicConfigNamespace, Key: a.wrap(tc.Name), Value: strings.Join(conf, ";")}
+	return each(a.cli.NameServers(), func(addr string) error {
+		_, err := a.invoke(ctx, addr, remoting.NewRequest(remoting.PutKVConfig, h.AppendExt(nil), nil), "order conf of topic "+tc.Name)
+		return err
+	})
 }
 
+// OrderTopicConfigNamespace is the NameServer KV namespace of the order
+// confs of ordered topics (Java NamesrvUtil.NAMESPACE_ORDER_TOPIC_CONFIG).
+const OrderTopicConfigNamespace = "ORDER_TOPIC_CONFIG"
+
 // DeleteTopic deletes a topic from every master broker of cluster, then
-// from every NameServer (Java deleteTopic): DELETE_TOPIC_IN_BROKER,
-// DELETE_TOPIC_IN_NAMESRV (docs/PROTOCOL.md §8.14).
+// the cluster's part of its route from every NameServer (Java
+// deleteTopic): DELETE_TOPIC_IN_BROKER, DELETE_TOPIC_IN_NAMESRV with the
+// cluster name (docs/PROTOCOL.md §8.14).
 func (a *Admin) DeleteTopic(ctx context.Context, cluster, topic string) error {
 	if err := rocketmq.ValidateTopic(topic); err != nil {
 		return err
@@ -102,7 +134,7 @@ func (a *Admin) DeleteTopic(ctx context.Context, cluster, topic string) error {
 		return err
 	}
 	return each(a.cli.NameServers(), func(addr string) error {
-		h := remoting.DeleteTopicFromNamesrvRequestHeader{Topic: wire}
+		h := remoting.DeleteTopicFromNamesrvRequestHeader{Topic: wire, ClusterName: &cluster}
 		_, err := a.invoke(ctx, addr, remoting.NewRequest(remoting.DeleteTopicInNamesrv, h.AppendExt(nil), nil), "delete topic "+topic)
 		return err
 	})

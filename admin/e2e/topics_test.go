@@ -3,11 +3,13 @@ package e2e
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/admin"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/internal/transport"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -133,5 +135,50 @@ func TestClusterInfo(t *testing.T) {
 	}
 	if info["brokerVersionDesc"] == "" || info["msgPutTotalTodayNow"] == "" || info["msgPutTotalTodayNow"] == "0" {
 		t.Fatalf("runtime info: %v", info)
+	}
+}
+
+// TestOrderedTopic: an ordered topic created in the cluster leaves its
+// order conf, every broker of the cluster with its write queues, in the
+// NameServer's KV config, as mqadmin updateTopic -o does.
+func TestOrderedTopic(t *testing.T) {
+	e := start(t)
+	ctx := ctxT(t)
+	topic := name(t, "AE2E")
+	if err := e.adm.CreateTopicInCluster(ctx, e.cluster, admin.TopicConfig{Name: topic, ReadQueues: 3, WriteQueues: 3, Order: true}); err != nil {
+		t.Fatal(err)
+	}
+	ci, err := e.adm.ClusterInfo(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := slices.Sorted(slices.Values(ci.ClusterAddrTable[e.cluster]))
+	var want []string
+	for _, n := range names {
+		want = append(want, n+":3")
+	}
+	cli, err := transport.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	h := remoting.GetKVConfigRequestHeader{Namespace: admin.OrderTopicConfigNamespace, Key: topic}
+	resp, err := cli.Invoke(ctx, e.ns, remoting.NewRequest(remoting.GetKVConfig, h.AppendExt(nil), nil))
+	if err == nil {
+		err = remoting.ResponseError(resp)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kv remoting.GetKVConfigResponseHeader
+	if err := kv.FromExt(resp.Ext); err != nil || kv.Value == nil || *kv.Value != strings.Join(want, ";") {
+		t.Fatalf("order conf %v, want %q (%v)", kv.Value, strings.Join(want, ";"), err)
+	}
+	r, err := e.adm.TopicRoute(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.QueueDatas) != len(names) {
+		t.Fatalf("route %+v", r.QueueDatas)
 	}
 }
