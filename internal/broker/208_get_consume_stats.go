@@ -14,7 +14,8 @@ import (
 // max offset, committed offset and the store time of the last consumed
 // message; consumeTps sums the group's per-topic get rates. A topic the
 // group's live consumers do not subscribe to is left out while the group
-// has any subscription.
+// has any subscription; members without one (assigned lite-pull
+// consumers) hide nothing.
 func (b *Broker) handleGetConsumeStats(_ context.Context, _ *server.Conn, h *remoting.GetConsumeStatsRequestHeader) *remoting.Command {
 	group := h.ConsumerGroup
 	var topics []string
@@ -30,7 +31,7 @@ func (b *Broker) handleGetConsumeStats(_ context.Context, _ *server.Conn, h *rem
 		if !ok {
 			continue
 		}
-		if _, subscribed, groupKnown := b.clients.subscription(group, topic); !subscribed && groupKnown {
+		if !b.clients.subscribesOrAll(group, topic) {
 			continue
 		}
 		for i := int32(0); i < tc.ReadQueueNums; i++ {

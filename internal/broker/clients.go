@@ -426,3 +426,32 @@ func connections(t map[*server.Conn]*clientChannel) []remoting.Connection {
 	})
 	return out
 }
+
+// groupsSubscribedTo lists the groups with a live member subscribed to
+// topic (Java ConsumerManager.queryTopicConsumeByWho).
+func (m *clientManager) groupsSubscribedTo(topic string) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []string
+	for group, g := range m.consumers {
+		if _, ok := g.subs[topic]; ok {
+			out = append(out, group)
+		}
+	}
+	return out
+}
+
+// subscribesOrAll reports whether group's consumers subscribe to topic,
+// counting a group without any subscription (unknown, or only assigned
+// lite-pull members) as subscribing to all (Java getConsumeStats:
+// findSubscriptionData, findSubscriptionDataCount).
+func (m *clientManager) subscribesOrAll(group, topic string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	g := m.consumers[group]
+	if g == nil || len(g.subs) == 0 {
+		return true
+	}
+	_, ok := g.subs[topic]
+	return ok
+}

@@ -53,6 +53,7 @@ func (b *Broker) routes() []route {
 		{remoting.DeleteTopicInBroker, server.Decoded(b.handleDeleteTopicInBroker, adminHeaderError), nil},
 		{remoting.InvokeBrokerToResetOffset, b.handleInvokeBrokerToResetOffset, nil},
 		{remoting.InvokeBrokerToGetConsumerStatus, server.Decoded(b.handleInvokeBrokerToGetConsumerStatus, adminHeaderError), nil},
+		{remoting.QueryTopicConsumeByWho, server.Decoded(b.handleQueryTopicConsumeByWho, adminHeaderError), nil},
 		{remoting.GetConsumerRunningInfo, b.handleGetConsumerRunningInfo, nil},
 		{remoting.ConsumeMessageDirectly, b.handleConsumeMessageDirectly, nil},
 		{remoting.SendMessageV2, b.handleSendMessageV2, b.sendMessageV2Inline},

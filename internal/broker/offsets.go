@@ -211,6 +211,21 @@ func (m *offsetManager) topicsOf(group string) []string {
 	return out
 }
 
+// groupsOf lists the groups with an offset of topic, sorted (Java
+// whichGroupByTopic).
+func (m *offsetManager) groupsOf(topic string) []string {
+	m.mu.Lock()
+	var out []string
+	for k := range m.table {
+		if k.topic == topic {
+			out = append(out, k.group)
+		}
+	}
+	m.mu.Unlock()
+	sort.Strings(out)
+	return out
+}
+
 // removeTopic drops every group's offsets of topic (delete topic).
 func (m *offsetManager) removeTopic(topic string) {
 	m.remove(func(k offsetKey) bool { return k.topic == topic })

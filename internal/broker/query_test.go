@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strconv"
 	"testing"
@@ -217,4 +218,51 @@ func TestViewMessageByID(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQueryMessageAfterRestart finds messages by key and views them by
+// offset after a clean stop and after a crash, across index files.
+func TestQueryMessageAfterRestart(t *testing.T) {
+	eachStop(t, func(t *testing.T, clean bool) {
+		cfg := sendTestConfig(t)
+		cfg.IndexSlots, cfg.IndexEntries = 8, 10
+		e := &sendEnv{b: startBroker(t, cfg), cli: newTestClient(t)}
+		offs := make([]int64, 12)
+		for i := range offs {
+			offs[i] = querySend(t, e, "QRestart", int32(i%2), []byte("r"+strconv.Itoa(i)), "KEYS", fmt.Sprintf("rk-%d", i))
+		}
+		if clean {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			err := e.b.Close(ctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		} else if err := e.b.Crash(); err != nil {
+			t.Fatalf("Crash: %v", err)
+		}
+		e.cli.CloseConn(e.b.Addr())
+		e.b = startBroker(t, cfg)
+		// One more after the restart, under a key used before it.
+		last := querySend(t, e, "QRestart", 0, []byte("after"), "KEYS", "rk-3")
+		far := time.Now().Add(time.Hour).UnixMilli()
+		for i, off := range offs {
+			want := []int64{off}
+			if i == 3 {
+				want = []int64{last, off}
+			}
+			var got []int64
+			for _, m := range queryDecode(t, e.invoke(t, queryReq("QRestart", fmt.Sprintf("rk-%d", i), 32, 0, far, nil))) {
+				got = append(got, m.CommitLogOffset)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("rk-%d: offsets %v, want %v", i, got, want)
+			}
+			vh := remoting.ViewMessageRequestHeader{Offset: off}
+			vr := e.invoke(t, remoting.NewRequest(remoting.ViewMessageByID, vh.AppendExt(nil), nil))
+			if m := queryDecode(t, vr); len(m) != 1 || string(m[0].Body) != "r"+strconv.Itoa(i) {
+				t.Errorf("view %d: code %d remark %q", off, vr.Code, vr.Remark)
+			}
+		}
+	})
 }
