@@ -383,3 +383,47 @@ func (a *Admin) ConsumerRunningInfo(ctx context.Context, group, clientID string)
 	}
 	return nil, errorf("%w", errors.Join(errs...))
 }
+
+// TopicConsumers returns the groups that consume topic: those with a live
+// member subscribed to it and those with a committed offset of it, over
+// every master of its route (QUERY_TOPIC_CONSUME_BY_WHO; Java asks the
+// first broker of the route only). Sorted; with a namespace, only those in
+// it, without the prefix.
+func (a *Admin) TopicConsumers(ctx context.Context, topic string) ([]string, error) {
+	r, err := a.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	addrs := routeMasters(r)
+	if len(addrs) == 0 {
+		return nil, errorf("topic %q: %w", topic, ErrNoBroker)
+	}
+	h := remoting.QueryTopicConsumeByWhoRequestHeader{Topic: a.wrap(topic)}
+	what := "consumers of topic " + topic
+	var mu sync.Mutex
+	var out []string
+	err = each(addrs, func(addr string) error {
+		resp, err := a.invoke(ctx, addr, remoting.NewRequest(remoting.QueryTopicConsumeByWho, h.AppendExt(nil), nil), what)
+		if err != nil {
+			return err
+		}
+		var gl remoting.GroupList
+		if err := decode(resp, &gl, what); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, g := range gl.GroupList {
+			if ns := a.cfg.client.Namespace; ns != "" && a.wrap(a.unwrap(g)) != g {
+				continue
+			}
+			out = append(out, a.unwrap(g))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}

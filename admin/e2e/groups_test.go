@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -95,6 +96,9 @@ func TestConsumerProgress(t *testing.T) {
 	}
 	if sd, ok := cc.SubscriptionTable[topic]; !ok || sd.SubString != "*" || cc.MessageModel != "CLUSTERING" {
 		t.Fatalf("subscriptions: %+v, model %s", cc.SubscriptionTable, cc.MessageModel)
+	}
+	if groups, err := e.adm.TopicConsumers(ctx, topic); err != nil || !slices.Contains(groups, g) {
+		t.Fatalf("consumers of the topic: %v %v", groups, err)
 	}
 	info, err := e.adm.ConsumerRunningInfo(ctx, g, cc.ConnectionSet[0].ClientID)
 	if err != nil {
