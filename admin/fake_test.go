@@ -63,6 +63,10 @@ func adminCalls(a *Admin, addr string) map[string]func(ctx context.Context) erro
 			_, err := a.ConsumerConnection(ctx, "G")
 			return err
 		},
+		"ConsumerStatus": func(ctx context.Context) error {
+			_, err := a.ConsumerStatus(ctx, "G", "T", "")
+			return err
+		},
 		"TopicConsumers": func(ctx context.Context) error {
 			_, err := a.TopicConsumers(ctx, "T")
 			return err

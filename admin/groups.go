@@ -427,3 +427,47 @@ func (a *Admin) TopicConsumers(ctx context.Context, topic string) ([]string, err
 	slices.Sort(out)
 	return slices.Compact(out), nil
 }
+
+// ConsumerStatus asks every live member of group, through each master of
+// topic's route, for the offsets it holds of topic's queues
+// (INVOKE_BROKER_TO_GET_CONSUMER_STATUS, docs/PROTOCOL.md §9.15): client id
+// → queue → offset. clientID empty asks every member. Members that do not
+// answer are left out by the broker.
+func (a *Admin) ConsumerStatus(ctx context.Context, group, topic, clientID string) (map[string]map[rocketmq.MessageQueue]int64, error) {
+	r, err := a.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	h := remoting.GetConsumerStatusRequestHeader{Topic: a.wrap(topic), Group: a.wrap(group)}
+	if clientID != "" {
+		h.ClientAddr = &clientID
+	}
+	what := "status of group " + group + " on " + topic
+	out := make(map[string]map[rocketmq.MessageQueue]int64)
+	var mu sync.Mutex
+	err = each(routeMasters(r), func(addr string) error {
+		resp, err := a.invoke(ctx, addr, remoting.NewRequest(remoting.InvokeBrokerToGetConsumerStatus, h.AppendExt(nil), nil), what)
+		if err != nil {
+			return err
+		}
+		var body remoting.GetConsumerStatusBody
+		if err := decode(resp, &body, what); err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for id, table := range body.ConsumerTable {
+			if out[id] == nil {
+				out[id] = make(map[rocketmq.MessageQueue]int64, len(table))
+			}
+			for mq, off := range table {
+				out[id][a.unwrapMQ(mq)] = off
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

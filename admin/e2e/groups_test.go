@@ -108,6 +108,18 @@ func TestConsumerProgress(t *testing.T) {
 		t.Fatalf("running info: %+v", info)
 	}
 
+	status, err := e.adm.ConsumerStatus(ctx, g, topic, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held int64
+	for _, off := range status[cc.ConnectionSet[0].ClientID] {
+		held += off
+	}
+	if len(status) != 1 || len(status[cc.ConnectionSet[0].ClientID]) != 4 || held != 10 {
+		t.Fatalf("consumer status: %v", status)
+	}
+
 	table, err := e.adm.ResetOffsetByTime(ctx, g, topic, before, true)
 	if err != nil {
 		t.Fatal(err)
