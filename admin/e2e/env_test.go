@@ -154,6 +154,12 @@ func (e *env) sendResults(t *testing.T, topic string, n int) []*rocketmq.SendRes
 // message, counting what it consumes, shut down at the end of the test.
 func (e *env) startConsumer(t *testing.T, group, topic string, count *atomic.Int64) *consumer.PushConsumer {
 	t.Helper()
+	return e.startConsumerFunc(t, group, topic, func(*rocketmq.MessageExt) { count.Add(1) })
+}
+
+// startConsumerFunc is startConsumer calling fn with every message.
+func (e *env) startConsumerFunc(t *testing.T, group, topic string, fn func(*rocketmq.MessageExt)) *consumer.PushConsumer {
+	t.Helper()
 	c, err := consumer.NewPush(consumer.WithGroup(group), consumer.WithNameServers(e.ns),
 		consumer.WithOffsetPersistInterval(100*time.Millisecond), consumer.WithConsumeFrom(consumer.FromFirst))
 	if err != nil {
@@ -165,7 +171,9 @@ func (e *env) startConsumer(t *testing.T, group, topic string, count *atomic.Int
 		_ = c.Shutdown(ctx)
 	})
 	err = c.Subscribe(topic, consumer.Tags("*"), func(_ context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
-		count.Add(int64(len(msgs)))
+		for _, m := range msgs {
+			fn(m)
+		}
 		return consumer.Success, nil
 	})
 	if err != nil {

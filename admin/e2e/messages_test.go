@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,15 +85,34 @@ func TestQueryAndView(t *testing.T) {
 	}
 
 	g := name(t, "cg")
-	var count atomic.Int64
 	if ok, err := e.adm.Consumed(ctx, g, m); err != nil || ok {
 		t.Fatalf("consumed before any consumer: %v %v", ok, err)
 	}
-	e.startConsumer(t, g, topic, &count)
+	var consumed atomic.Pointer[rocketmq.MessageExt]
+	e.startConsumerFunc(t, g, topic, func(c *rocketmq.MessageExt) {
+		if c.MsgID == want.MsgID {
+			consumed.Store(c)
+		}
+	})
 	testutil.WaitFor(t, wait, "the message consumed", func() bool {
 		ok, err := e.adm.Consumed(ctx, g, m)
-		return err == nil && ok
+		return err == nil && ok && consumed.Load() != nil
 	})
+	// What the admin client reads is what the consumer got, but for the
+	// properties a consumer adds on delivery (as Java's does).
+	c := consumed.Load()
+	props := maps.Clone(c.Properties)
+	for _, k := range []string{"CONSUME_START_TIME", "MAX_OFFSET", "MIN_OFFSET"} {
+		if _, ok := props[k]; !ok {
+			t.Fatalf("consumed message without %s: %v", k, props)
+		}
+		delete(props, k)
+	}
+	if !bytes.Equal(c.Body, m.Body) || !maps.Equal(props, m.Properties) || c.OffsetMsgID != m.OffsetMsgID ||
+		c.BornTimestamp != m.BornTimestamp || c.StoreTimestamp != m.StoreTimestamp || c.BornHost != m.BornHost ||
+		c.SysFlag != m.SysFlag || c.BodyCRC != m.BodyCRC || c.CommitLogOffset != m.CommitLogOffset {
+		t.Fatalf("viewed %+v\nconsumed %+v", m, c)
+	}
 }
 
 // TestQueryAmongMany: among 10,000 messages with keys of their own, spread
