@@ -67,6 +67,10 @@ func adminCalls(a *Admin, addr string) map[string]func(ctx context.Context) erro
 			_, err := a.ConsumerStatus(ctx, "G", "T", "")
 			return err
 		},
+		"ProducerConnection": func(ctx context.Context) error {
+			_, err := a.ProducerConnection(ctx, "PG", "T")
+			return err
+		},
 		"TopicConsumers": func(ctx context.Context) error {
 			_, err := a.TopicConsumers(ctx, "T")
 			return err

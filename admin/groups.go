@@ -471,3 +471,29 @@ func (a *Admin) ConsumerStatus(ctx context.Context, group, topic, clientID strin
 	}
 	return out, nil
 }
+
+// ProducerConnection returns the live producers of a producer group as a
+// broker of topic's route records them (GET_PRODUCER_CONNECTION_LIST,
+// Java examineProducerConnectionInfo). A group without live producers
+// gives an error matching remoting.ErrSystemError, as the broker answers.
+func (a *Admin) ProducerConnection(ctx context.Context, group, topic string) ([]remoting.Connection, error) {
+	r, err := a.TopicRoute(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	addrs := routeMasters(r)
+	if len(addrs) == 0 {
+		return nil, errorf("topic %q: %w", topic, ErrNoBroker)
+	}
+	h := remoting.GetProducerConnectionListRequestHeader{ProducerGroup: a.wrap(group)}
+	what := "connections of producer group " + group
+	resp, err := a.invoke(ctx, addrs[0], remoting.NewRequest(remoting.GetProducerConnectionList, h.AppendExt(nil), nil), what)
+	if err != nil {
+		return nil, err
+	}
+	var pc remoting.ProducerConnection
+	if err := decode(resp, &pc, what); err != nil {
+		return nil, err
+	}
+	return pc.ConnectionSet, nil
+}

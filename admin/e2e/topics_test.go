@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/admin"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
+	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -180,5 +182,40 @@ func TestOrderedTopic(t *testing.T) {
 	}
 	if len(r.QueueDatas) != len(names) {
 		t.Fatalf("route %+v", r.QueueDatas)
+	}
+}
+
+// TestProducerConnection: a running producer is listed under its group on
+// the topic's broker; an unknown group is refused typed.
+func TestProducerConnection(t *testing.T) {
+	e := start(t)
+	ctx := ctxT(t)
+	topic := e.newTopic(t, 2)
+	pg := name(t, "pg")
+	p, err := producer.New(producer.WithGroup(pg), producer.WithNameServers(e.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	m, err := producer.NewMessage(topic, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Send(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	var conns []remoting.Connection
+	testutil.WaitFor(t, wait, "the producer listed", func() bool {
+		conns, err = e.adm.ProducerConnection(ctx, pg, topic)
+		return err == nil && len(conns) == 1
+	})
+	if conns[0].ClientID == "" || conns[0].Language != "GO" || conns[0].ClientAddr == "" {
+		t.Fatalf("producer connection %+v", conns[0])
+	}
+	if _, err := e.adm.ProducerConnection(ctx, name(t, "nopg"), topic); !errors.Is(err, remoting.ErrSystemError) {
+		t.Fatalf("unknown producer group: %v", err)
 	}
 }
