@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -205,4 +206,78 @@ func (a *Admin) Consumed(ctx context.Context, group string, msg *rocketmq.Messag
 	}
 	w, ok := cs.Queues[rocketmq.MessageQueue{Topic: msg.Topic, BrokerName: broker, QueueID: int(msg.QueueID)}]
 	return ok && w.ConsumerOffset > msg.QueueOffset, nil
+}
+
+// TrackType says where a message stands for one consumer group (Java
+// TrackType).
+type TrackType int
+
+// The track types, as Java's messageTrackDetail sets them.
+const (
+	TrackUnknown             TrackType = iota // the group's state could not be read
+	TrackConsumed                             // committed past the message
+	TrackConsumedButFiltered                  // committed past it, but the group's tags exclude it
+	TrackPull                                 // a pull group: its progress is its own
+	TrackNotConsumeYet                        // not committed past it yet
+	TrackNotOnline                            // the group has no live member
+)
+
+var trackNames = [...]string{"UNKNOWN", "CONSUMED", "CONSUMED_BUT_FILTERED", "PULL", "NOT_CONSUME_YET", "NOT_ONLINE"}
+
+// String returns Java's name of the track type.
+func (t TrackType) String() string {
+	if t >= 0 && int(t) < len(trackNames) {
+		return trackNames[t]
+	}
+	return "TrackType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// MessageTrack is where a message stands for one group.
+type MessageTrack struct {
+	Group string
+	Type  TrackType
+	// Err is why Type is TrackUnknown or TrackNotOnline.
+	Err error
+}
+
+// MessageTrack tells, for every group consuming msg's topic
+// (TopicConsumers), whether it consumed msg (Java messageTrackDetail, the
+// track of mqadmin queryMsgById): a group without live members is
+// TrackNotOnline, a pull group TrackPull, else Consumed decides, and a
+// consumed message whose tag the group's subscription excludes is
+// TrackConsumedButFiltered.
+func (a *Admin) MessageTrack(ctx context.Context, msg *rocketmq.MessageExt) ([]MessageTrack, error) {
+	groups, err := a.TopicConsumers(ctx, msg.Topic)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]MessageTrack, 0, len(groups))
+	for _, g := range groups {
+		mt := MessageTrack{Group: g}
+		cc, err := a.ConsumerConnection(ctx, g)
+		switch {
+		case errors.Is(err, remoting.ErrConsumerNotOnline):
+			mt.Type, mt.Err = TrackNotOnline, err
+		case err != nil:
+			mt.Err = err
+		case cc.ConsumeType == "CONSUME_ACTIVELY":
+			mt.Type = TrackPull
+		default:
+			consumed, err := a.Consumed(ctx, g, msg)
+			switch {
+			case err != nil:
+				mt.Err = err
+			case !consumed:
+				mt.Type = TrackNotConsumeYet
+			default:
+				mt.Type = TrackConsumed
+				if sd, ok := cc.SubscriptionTable[msg.Topic]; ok && len(sd.TagsSet) > 0 &&
+					!slices.Contains(sd.TagsSet, "*") && !slices.Contains(sd.TagsSet, msg.Tag()) {
+					mt.Type = TrackConsumedButFiltered
+				}
+			}
+		}
+		out = append(out, mt)
+	}
+	return out, nil
 }

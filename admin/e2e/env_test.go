@@ -160,6 +160,12 @@ func (e *env) startConsumer(t *testing.T, group, topic string, count *atomic.Int
 // startConsumerFunc is startConsumer calling fn with every message.
 func (e *env) startConsumerFunc(t *testing.T, group, topic string, fn func(*rocketmq.MessageExt)) *consumer.PushConsumer {
 	t.Helper()
+	return e.startConsumerSel(t, group, topic, consumer.Tags("*"), fn)
+}
+
+// startConsumerSel is startConsumerFunc with a selector.
+func (e *env) startConsumerSel(t *testing.T, group, topic string, sel consumer.Selector, fn func(*rocketmq.MessageExt)) *consumer.PushConsumer {
+	t.Helper()
 	c, err := consumer.NewPush(consumer.WithGroup(group), consumer.WithNameServers(e.ns),
 		consumer.WithOffsetPersistInterval(100*time.Millisecond), consumer.WithConsumeFrom(consumer.FromFirst))
 	if err != nil {
@@ -170,7 +176,7 @@ func (e *env) startConsumerFunc(t *testing.T, group, topic string, fn func(*rock
 		defer cancel()
 		_ = c.Shutdown(ctx)
 	})
-	err = c.Subscribe(topic, consumer.Tags("*"), func(_ context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
+	err = c.Subscribe(topic, sel, func(_ context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
 		for _, m := range msgs {
 			fn(m)
 		}

@@ -158,6 +158,19 @@ func TestResetOffline(t *testing.T) {
 		return errors.Is(err, remoting.ErrConsumerNotOnline)
 	})
 
+	// The group has offsets but no member: its track of a message says so.
+	msgs, err := e.adm.QueryMessage(ctx, topic, "key-0", 0, time.Time{}, time.Time{})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("query: %d messages, %v", len(msgs), err)
+	}
+	tracks, err := e.adm.MessageTrack(ctx, msgs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tracks) != 1 || tracks[0].Group != g || tracks[0].Type != admin.TrackNotOnline || !errors.Is(tracks[0].Err, remoting.ErrConsumerNotOnline) {
+		t.Fatalf("track %+v", tracks)
+	}
+
 	// Not forced, the end of the queues is after the committed offsets.
 	table, err := e.adm.ResetOffsetByTime(ctx, g, topic, time.Time{}, false)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/consumer"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -98,6 +100,13 @@ func TestQueryAndView(t *testing.T) {
 		ok, err := e.adm.Consumed(ctx, g, m)
 		return err == nil && ok && consumed.Load() != nil
 	})
+	tracks, err := e.adm.MessageTrack(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tracks) != 1 || tracks[0].Group != g || tracks[0].Type != admin.TrackConsumed || tracks[0].Err != nil {
+		t.Fatalf("track %+v", tracks)
+	}
 	// What the admin client reads is what the consumer got, but for the
 	// properties a consumer adds on delivery (as Java's does).
 	c := consumed.Load()
@@ -163,5 +172,54 @@ func TestQueryAmongMany(t *testing.T) {
 	}
 	if len(entries) < 3 {
 		t.Fatalf("%d index files, want several", len(entries))
+	}
+}
+
+// TestMessageTrack: for a message tagged B, a group taking every tag has
+// consumed it, a group taking only tag A has consumed it but filtered it
+// out.
+func TestMessageTrack(t *testing.T) {
+	e := start(t)
+	ctx := ctxT(t)
+	topic := e.newTopic(t, 1)
+	p, err := producer.New(producer.WithGroup("pg_admin_e2e"), producer.WithNameServers(e.ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = p.Shutdown(context.Background()) }()
+	m, err := producer.NewMessage(topic, []byte("tagged"), producer.Tag("B"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Send(ctx, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := e.adm.ViewMessageByOffsetID(ctx, res.OffsetMsgID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, onlyA := name(t, "cgall"), name(t, "cga")
+	e.startConsumerSel(t, all, topic, consumer.Tags("*"), func(*rocketmq.MessageExt) {})
+	e.startConsumerSel(t, onlyA, topic, consumer.Tags("A"), func(*rocketmq.MessageExt) {})
+	want := map[string]admin.TrackType{all: admin.TrackConsumed, onlyA: admin.TrackConsumedButFiltered}
+	var tracks []admin.MessageTrack
+	testutil.WaitFor(t, wait, "both groups past the message", func() bool {
+		tracks, err = e.adm.MessageTrack(ctx, msg)
+		if err != nil || len(tracks) != 2 {
+			return false
+		}
+		for _, tr := range tracks {
+			if tr.Type != want[tr.Group] || tr.Err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	if s := admin.TrackConsumedButFiltered.String(); s != "CONSUMED_BUT_FILTERED" {
+		t.Fatalf("String() = %q", s)
 	}
 }
