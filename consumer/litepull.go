@@ -220,11 +220,17 @@ func (c *PullConsumer) Assign(ctx context.Context, queues []rocketmq.MessageQueu
 	if !running {
 		return nil
 	}
-	return c.applyAssign(ctx, wire)
+	return c.applyAssign(ctx)
 }
 
-// applyAssign makes the held set exactly wire, topic by topic.
-func (c *PullConsumer) applyAssign(ctx context.Context, wire []rocketmq.MessageQueue) error {
+// applyAssign makes the held set exactly the assigned queues, topic by
+// topic. The set is read under ctlMu, so the last Assign wins.
+func (c *PullConsumer) applyAssign(ctx context.Context) error {
+	c.ctlMu.Lock()
+	defer c.ctlMu.Unlock()
+	c.mu.Lock()
+	wire := c.assign
+	c.mu.Unlock()
 	by := map[string][]rocketmq.MessageQueue{}
 	for _, mq := range wire {
 		by[mq.Topic] = append(by[mq.Topic], mq)
@@ -241,7 +247,7 @@ func (c *PullConsumer) applyAssign(ctx context.Context, wire []rocketmq.MessageQ
 	}
 	var errs []error
 	for _, wt := range slices.Sorted(maps.Keys(by)) {
-		if err := c.updateTopic(ctx, wt, by[wt], sub(wt)); err != nil {
+		if err := c.updateTopicLocked(ctx, wt, by[wt], sub(wt)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -252,17 +258,39 @@ func (c *PullConsumer) applyAssign(ctx context.Context, wire []rocketmq.MessageQ
 // assigned queues. ctx bounds the first route lookups and heartbeat.
 func (c *PullConsumer) Start(ctx context.Context) error {
 	c.ctlMu.Lock()
-	defer c.ctlMu.Unlock()
 	c.mu.Lock()
 	switch c.state {
 	case stateRunning:
 		c.mu.Unlock()
+		c.ctlMu.Unlock()
 		return ErrAlreadyStarted
 	case stateClosing, stateClosed:
 		c.mu.Unlock()
+		c.ctlMu.Unlock()
 		return fmt.Errorf("rocketmq: start consumer %s: %w", c.cfg.group, ErrClosed)
 	}
 	c.mu.Unlock()
+	if err := c.startLocked(ctx); err != nil {
+		c.ctlMu.Unlock()
+		return err
+	}
+	c.mu.Lock()
+	mode := c.mode
+	c.mu.Unlock()
+	c.ctlMu.Unlock()
+	c.log.Info("rocketmq: pull consumer started", "group", c.cfg.group, "client", c.cli.ClientID())
+	if mode == modeAssign {
+		// Queues whose start offset cannot be read now are taken at a
+		// later rebalance period.
+		if err := c.applyAssign(ctx); err != nil {
+			c.log.Warn("rocketmq: assigned queues not held yet", "group", c.cfg.group, "err", err)
+		}
+	}
+	return nil
+}
+
+// startLocked connects and starts the loops; under ctlMu.
+func (c *PullConsumer) startLocked(ctx context.Context) error {
 	cli, err := mqclient.New(c.cfg.client)
 	if err != nil {
 		return fmt.Errorf("rocketmq: start consumer %s: %w", c.cfg.group, err)
@@ -294,8 +322,6 @@ func (c *PullConsumer) Start(ctx context.Context) error {
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.mu.Lock()
 	subs := slices.Sorted(maps.Keys(c.subs))
-	assign := c.assign
-	mode := c.mode
 	c.state = stateRunning
 	c.mu.Unlock()
 	for _, wt := range subs {
@@ -310,15 +336,6 @@ func (c *PullConsumer) Start(ctx context.Context) error {
 	if c.cfg.lite.autoCommit {
 		c.gs.Go(func() { every(c.closed, c.cfg.lite.autoCommitInterval, c.autoCommit) })
 	}
-	if mode == modeAssign {
-		c.ctlMu.Unlock()
-		err := c.applyAssign(ctx, assign)
-		c.ctlMu.Lock()
-		if err != nil {
-			c.log.Warn("rocketmq: assign at start", "group", c.cfg.group, "err", err)
-		}
-	}
-	c.log.Info("rocketmq: pull consumer started", "group", c.cfg.group, "client", cli.ClientID())
 	return nil
 }
 
@@ -797,10 +814,15 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 	}
 }
 
-// updateTopic makes the held queues of wt exactly mine; under no lock.
+// updateTopic makes the held queues of wt exactly mine.
 func (c *PullConsumer) updateTopic(ctx context.Context, wt string, mine []rocketmq.MessageQueue, s *liteSub) error {
 	c.ctlMu.Lock()
 	defer c.ctlMu.Unlock()
+	return c.updateTopicLocked(ctx, wt, mine, s)
+}
+
+// updateTopicLocked is updateTopic under ctlMu.
+func (c *PullConsumer) updateTopicLocked(ctx context.Context, wt string, mine []rocketmq.MessageQueue, s *liteSub) error {
 	if c.ctx == nil || c.ctx.Err() != nil {
 		return ErrClosed
 	}
@@ -915,6 +937,23 @@ func (c *PullConsumer) rebalanceLoop() {
 
 func (c *PullConsumer) rebalance() {
 	c.mu.Lock()
+	if c.mode == modeAssign {
+		// Assigned queues whose start offset could not be read are
+		// retried.
+		missing := false
+		for _, mq := range c.assign {
+			missing = missing || c.queues[mq] == nil
+		}
+		c.mu.Unlock()
+		if missing {
+			ctx, cancel := context.WithTimeout(c.ctx, c.cfg.client.RequestTimeout)
+			defer cancel()
+			if err := c.applyAssign(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("rocketmq: assigned queues not held yet", "group", c.cfg.group, "err", err)
+			}
+		}
+		return
+	}
 	if c.mode != modeSubscribe {
 		c.mu.Unlock()
 		return
