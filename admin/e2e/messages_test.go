@@ -223,3 +223,43 @@ func TestMessageTrack(t *testing.T) {
 		t.Fatalf("String() = %q", s)
 	}
 }
+
+// TestMessageTrackPull: a lite-pull group's progress is its own: the track
+// says PULL whatever it committed.
+func TestMessageTrackPull(t *testing.T) {
+	e := start(t)
+	ctx := ctxT(t)
+	topic := e.newTopic(t, 1)
+	res := e.sendResults(t, topic, 1)
+	msg, err := e.adm.ViewMessageByOffsetID(ctx, res[0].OffsetMsgID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := name(t, "cgpull")
+	c, err := consumer.NewPull(consumer.WithGroup(g), consumer.WithNameServers(e.ns), consumer.WithConsumeFrom(consumer.FromFirst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Subscribe(topic, consumer.Tags("*")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Shutdown(context.Background()) }()
+	for got := 0; got == 0; {
+		msgs, err := c.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = len(msgs)
+	}
+	if err := c.CommitSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var tracks []admin.MessageTrack
+	testutil.WaitFor(t, wait, "the pull group tracked", func() bool {
+		tracks, err = e.adm.MessageTrack(ctx, msg)
+		return err == nil && len(tracks) == 1 && tracks[0].Group == g && tracks[0].Type == admin.TrackPull
+	})
+}
