@@ -18,6 +18,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/admin"
 	"github.com/go-rocketmq/rocketmq/consumer"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
@@ -107,9 +108,17 @@ func name(t *testing.T, prefix string) string {
 func (e *env) newTopic(t *testing.T, queues int32) string {
 	t.Helper()
 	topic := name(t, "AE2E")
-	if err := e.adm.CreateTopic(ctxT(t), e.brokerAddr, admin.TopicConfig{Name: topic, ReadQueues: queues, WriteQueues: queues}); err != nil {
+	ctx := ctxT(t)
+	if err := e.adm.CreateTopic(ctx, e.brokerAddr, admin.TopicConfig{Name: topic, ReadQueues: queues, WriteQueues: queues}); err != nil {
 		t.Fatal(err)
 	}
+	// The broker registers the topic with the NameServer on its own
+	// schedule; a producer asking before then would send by the default
+	// topic's route, to queues this topic does not have.
+	testutil.WaitFor(t, wait, "the topic's route", func() bool {
+		r, err := e.adm.TopicRoute(ctx, topic)
+		return err == nil && len(r.QueueDatas) > 0 && r.QueueDatas[0].WriteQueueNums == queues
+	})
 	return topic
 }
 
