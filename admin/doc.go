@@ -1,9 +1,18 @@
-// Package admin will hold the admin client of RocketMQ: topic, group,
-// offset, cluster and message administration (Java DefaultMQAdminExt), on
-// the client core every client package shares.
+// Package admin is the admin client of RocketMQ (Java DefaultMQAdminExt):
+// topics, consumer groups, offsets and the cluster, over the client core
+// every client package shares.
 //
-// This version holds the configuration only: the Option type and the
-// options shared with the producer and the consumer package
-// (WithNameServers, WithNamespace, WithACL, WithTLS, WithLogger, ...; same
-// names, meaning and defaults in all three). The client itself comes next.
+//	a, err := admin.New(admin.WithNameServers("127.0.0.1:9876"))
+//	...
+//	if err := a.Start(ctx); err != nil { ... }
+//	defer a.Close(ctx)
+//	err = a.CreateTopicInCluster(ctx, "DefaultCluster", admin.TopicConfig{Name: "Orders"})
+//
+// Every call takes a context first, checks the response code of every
+// server it asks and returns errors that match the module's sentinels and
+// the broker's code with errors.Is (remoting.ErrTopicNotExist,
+// remoting.ErrSubscriptionGroupNotExist, rocketmq.ErrIllegalName, ...).
+// The options (WithNameServers, WithNamespace, WithACL, WithTLS,
+// WithLogger, ...) have the same names, meaning and defaults as those of
+// the producer and consumer packages.
 package admin

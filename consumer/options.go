@@ -45,6 +45,8 @@ type config struct {
 	// options there either; tests shorten them).
 	lockInterval time.Duration // renewal period, REBALANCE_LOCK_INTERVAL
 	lockMaxLive  time.Duration // client-side expiry, REBALANCE_LOCK_MAX_LIVE_TIME
+
+	lite liteConfig // the pull consumer's own settings
 }
 
 func defaultConfig() config {
@@ -72,6 +74,7 @@ func defaultConfig() config {
 		suspendBrokerMillis: 15 * time.Second,
 		lockInterval:        20 * time.Second,
 		lockMaxLive:         30 * time.Second,
+		lite:                defaultLiteConfig(),
 	}
 }
 

@@ -182,30 +182,7 @@ func (r *runState) computeFrom(ctx context.Context, mq rocketmq.MessageQueue) (i
 // queryOffset asks mq's master for its max offset or the offset of a
 // time.
 func (r *runState) queryOffset(ctx context.Context, mq rocketmq.MessageQueue, code int32, ts int64) (int64, error) {
-	addr, err := masterAddr(ctx, r.cli, mq)
-	if err != nil {
-		return -1, err
-	}
-	var req *remoting.Command
-	if code == remoting.GetMaxOffset {
-		h := remoting.GetMaxOffsetRequestHeader{Topic: mq.Topic, QueueID: int32(mq.QueueID), BrokerName: &mq.BrokerName}
-		req = remoting.NewRequest(code, h.AppendExt(nil), nil)
-	} else {
-		h := remoting.SearchOffsetRequestHeader{Topic: mq.Topic, QueueID: int32(mq.QueueID), Timestamp: ts, BrokerName: &mq.BrokerName}
-		req = remoting.NewRequest(code, h.AppendExt(nil), nil)
-	}
-	resp, err := r.cli.Invoke(ctx, addr, req, 0)
-	if err == nil {
-		err = remoting.ResponseError(resp)
-	}
-	if err != nil {
-		return -1, err
-	}
-	var h remoting.OffsetResponseHeader
-	if err := h.FromExt(resp.Ext); err != nil {
-		return -1, err
-	}
-	return h.Offset, nil
+	return queryQueueOffset(ctx, r.cli, mq, code, ts)
 }
 
 // addQueue starts holding mq from offset; false when the consumer is

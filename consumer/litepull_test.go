@@ -1,0 +1,171 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+)
+
+func TestNewPullOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []Option
+		err  string // "" for none
+	}{
+		{"defaults", nil, ""},
+		{"no group", []Option{WithGroup("")}, "none given"},
+		{"auto-commit interval", []Option{WithAutoCommitInterval(0)}, "auto-commit interval"},
+		{"threshold for all", []Option{WithPullThresholdForAll(0)}, "threshold for all"},
+		{"pull batch", []Option{WithPullBatchSize(0)}, "pull batch size"},
+		{"auto-commit off", []Option{WithAutoCommit(false)}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := NewPull(append([]Option{WithGroup("g1"), WithNameServers("127.0.0.1:9")}, tt.opts...)...)
+			if tt.err == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.err) || c != nil {
+				t.Fatalf("err %v, want one about %q", err, tt.err)
+			}
+		})
+	}
+	c, err := NewPull(WithGroup("g1"), WithNameServers("127.0.0.1:9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := c.cfg.lite
+	if !l.autoCommit || l.autoCommitInterval != 5*time.Second || l.thresholdForAll != 10000 || c.cfg.pullBatchSize != 32 {
+		t.Fatalf("defaults %+v, batch %d", l, c.cfg.pullBatchSize)
+	}
+}
+
+func TestPullNotStarted(t *testing.T) {
+	c, err := NewPull(WithGroup("g1"), WithNameServers("127.0.0.1:9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	mq := rocketmq.MessageQueue{Topic: "T", BrokerName: "b", QueueID: 0}
+	checks := map[string]error{}
+	_, checks["Poll"] = c.Poll(ctx)
+	checks["Seek"] = c.Seek(ctx, mq, 0)
+	checks["CommitSync"] = c.CommitSync(ctx)
+	_, checks["Committed"] = c.Committed(ctx, mq)
+	_, checks["Pull"] = c.Pull(ctx, mq, All, 0, 1)
+	checks["Shutdown"] = c.Shutdown(ctx)
+	for name, err := range checks {
+		if !errors.Is(err, ErrNotStarted) {
+			t.Errorf("%s: %v, want ErrNotStarted", name, err)
+		}
+	}
+}
+
+func TestPullSubscribeAssignExclusive(t *testing.T) {
+	tests := []struct {
+		name  string
+		first func(c *PullConsumer) error
+		then  func(c *PullConsumer) error
+	}{
+		{"subscribe then assign",
+			func(c *PullConsumer) error { return c.Subscribe("T", All) },
+			func(c *PullConsumer) error {
+				return c.Assign(context.Background(), []rocketmq.MessageQueue{{Topic: "T", BrokerName: "b"}})
+			}},
+		{"assign then subscribe",
+			func(c *PullConsumer) error {
+				return c.Assign(context.Background(), []rocketmq.MessageQueue{{Topic: "T", BrokerName: "b"}})
+			},
+			func(c *PullConsumer) error { return c.Subscribe("T", All) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := NewPull(WithGroup("g1"), WithNameServers("127.0.0.1:9"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.first(c); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.then(c); err == nil || !strings.Contains(err.Error(), "cannot be mixed") {
+				t.Fatalf("err %v, want the modes refused together", err)
+			}
+		})
+	}
+	c, err := NewPull(WithGroup("g1"), WithNameServers("127.0.0.1:9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sel := range []Selector{{Type: "XPATH", Expression: "a"}, SQL92("")} {
+		if err := c.Subscribe("T", sel); err == nil {
+			t.Errorf("Subscribe with %+v: no error", sel)
+		}
+	}
+	if err := c.Subscribe("bad topic!", All); err == nil {
+		t.Error("Subscribe of a bad topic name: no error")
+	}
+}
+
+// TestPullTake checks the hand-out order: batches in arrival order,
+// paused queues skipped but kept, stale ones (a queue given up or sought)
+// dropped, and the consumed offset moved past the batch taken.
+func TestPullTake(t *testing.T) {
+	c, err := NewPull(WithGroup("g1"), WithNameServers("127.0.0.1:9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(id int) *liteQueue {
+		q := &liteQueue{mq: rocketmq.MessageQueue{Topic: "T", BrokerName: "b", QueueID: id}}
+		q.consumed.Store(-1)
+		c.queues[q.mq] = q
+		return q
+	}
+	stale := mk(2)
+	stale.cancel, stale.done = func() {}, make(chan struct{})
+	close(stale.done)
+	add := func(q *liteQueue, next int64, n int) {
+		b := &liteBatch{q: q, next: next, msgs: make([]*rocketmq.MessageExt, n), bytes: int64(10 * n)}
+		c.ready = append(c.ready, b)
+		q.count += int64(n)
+		q.bytes += b.bytes
+		c.held += n
+	}
+	add(stale, 99, 1)
+	// A seek stops the queue and holds it anew.
+	if err := c.stopQueue(context.Background(), stale); err != nil {
+		t.Fatal(err)
+	}
+	q0, q1, _ := mk(0), mk(1), mk(2)
+	add(q0, 5, 2)
+	add(q1, 7, 3)
+	add(q0, 9, 4)
+	c.paused[q0.mq] = true
+
+	b := c.takeLocked()
+	if b == nil || b.q != q1 || q1.consumed.Load() != 7 || q1.count != 0 || q1.bytes != 0 {
+		t.Fatalf("first take: %+v, q1 consumed %d count %d", b, q1.consumed.Load(), q1.count)
+	}
+	if c.held != 6 || len(c.ready) != 2 {
+		t.Fatalf("held %d, %d batches ready; want 6 and 2 (q0's)", c.held, len(c.ready))
+	}
+	if b := c.takeLocked(); b != nil {
+		t.Fatalf("take with only paused batches: %+v", b)
+	}
+	delete(c.paused, q0.mq)
+	for _, want := range []int64{5, 9} {
+		b := c.takeLocked()
+		if b == nil || b.q != q0 || q0.consumed.Load() != want {
+			t.Fatalf("take after resume: %+v, consumed %d, want %d", b, q0.consumed.Load(), want)
+		}
+	}
+	if c.held != 0 || len(c.ready) != 0 || q0.count != 0 {
+		t.Fatalf("held %d, ready %d, q0 count %d after all taken", c.held, len(c.ready), q0.count)
+	}
+}
