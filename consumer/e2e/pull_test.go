@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -196,7 +197,16 @@ func TestPullSubscribeTwoMembersSplit(t *testing.T) {
 	e := start(t)
 	topic := e.newTopic(t, 4)
 	g := group(t, "")
-	a := e.newPull(t, g, consumer.WithInstanceName("a"))
+	var mu sync.Mutex
+	var heard [][]rocketmq.MessageQueue
+	a := e.newPull(t, g, consumer.WithInstanceName("a"), consumer.WithQueueListener(func(tp string, held []rocketmq.MessageQueue) {
+		if tp != topic {
+			t.Errorf("listener told of topic %s, want %s", tp, topic)
+		}
+		mu.Lock()
+		heard = append(heard, held)
+		mu.Unlock()
+	}))
 	b := e.newPull(t, g, consumer.WithInstanceName("b"))
 	for _, c := range []*consumer.PullConsumer{a, b} {
 		if err := c.Subscribe(topic, consumer.All); err != nil {
@@ -213,6 +223,16 @@ func TestPullSubscribeTwoMembersSplit(t *testing.T) {
 		return len(qa) == 2 && len(qb) == 2 && slices.Equal(all, queuesOf(topic, e.broker, 4))
 	}) {
 		t.Fatalf("queues not split 2 and 2: %s", last)
+	}
+	// The listener hears each change after it is made: it ends on what a
+	// holds now.
+	if !testutil.Poll(wait, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		last = fmt.Sprintf("listener heard %v, a holds %v", heard, a.Assigned())
+		return len(heard) > 0 && slices.Equal(heard[len(heard)-1], a.Assigned())
+	}) {
+		t.Fatal(last)
 	}
 	// Each member gets the messages of its own queues only.
 	held := map[*consumer.PullConsumer][]rocketmq.MessageQueue{a: a.Assigned(), b: b.Assigned()}
