@@ -523,7 +523,8 @@ func (c *PullConsumer) queryOffset(ctx context.Context, mq rocketmq.MessageQueue
 
 // Committed returns the group's committed offset of mq as its store keeps
 // it (the broker, or the local file when broadcasting), -1 when it has
-// none.
+// none. A broker answers 0, not none, while the queue's first message is
+// still in its memory (Java ConsumerManageProcessor).
 func (c *PullConsumer) Committed(ctx context.Context, mq rocketmq.MessageQueue) (int64, error) {
 	if err := c.running(); err != nil {
 		return -1, err

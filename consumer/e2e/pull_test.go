@@ -346,3 +346,135 @@ func TestPullPauseOneQueue(t *testing.T) {
 func queueOf(m *rocketmq.MessageExt) rocketmq.MessageQueue {
 	return rocketmq.MessageQueue{Topic: m.Topic, BrokerName: m.BrokerName, QueueID: int(m.QueueID)}
 }
+
+func TestPullCommitAndSeekEnds(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 1)
+	before := time.Now().Add(-time.Minute)
+	sendRecorded(t, e.newProducer(t), topic, "m", 10)
+	mq := queuesOf(topic, e.broker, 1)[0]
+	c := e.newPull(t, group(t, ""), consumer.WithAutoCommit(false), consumer.WithPullBatchSize(4),
+		consumer.WithConsumeFrom(consumer.FromFirst))
+	if err := c.Assign(context.Background(), []rocketmq.MessageQueue{mq}); err != nil {
+		t.Fatal(err)
+	}
+	startPull(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	committed := func(want int64) {
+		t.Helper()
+		if got, err := c.Committed(ctx, mq); err != nil || got != want {
+			t.Fatalf("Committed = %d, %v; want %d", got, err, want)
+		}
+	}
+
+	first, err := c.Poll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 4 || first[0].QueueOffset != 0 {
+		t.Fatalf("first poll: %d messages from %d, want 4 from 0", len(first), first[0].QueueOffset)
+	}
+	// Nothing committed without auto-commit: a broker answers 0 for a group
+	// without an offset while the queue's first message is in memory.
+	committed(0)
+	if err := c.CommitSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	committed(4)
+	if err := c.Commit(ctx, map[rocketmq.MessageQueue]int64{mq: 2}); err != nil {
+		t.Fatal(err)
+	}
+	committed(2)
+
+	if err := c.SeekToEnd(ctx, mq); err != nil {
+		t.Fatal(err)
+	}
+	pollNone(t, c, 300*time.Millisecond)
+	if err := c.SeekToBegin(ctx, mq); err != nil {
+		t.Fatal(err)
+	}
+	if again := pollN(t, c, 1); again[0].QueueOffset != 0 {
+		t.Fatalf("after SeekToBegin: offset %d, want 0", again[0].QueueOffset)
+	}
+	if off, err := c.OffsetForTimestamp(ctx, mq, before); err != nil || off != 0 {
+		t.Fatalf("OffsetForTimestamp(a minute before the first message) = %d, %v; want 0", off, err)
+	}
+}
+
+func TestPullTags(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 1)
+	p := e.newProducer(t)
+	for i := range 10 {
+		tag := "A"
+		if i%2 == 1 {
+			tag = "B"
+		}
+		sendOne(t, p, topic, fmt.Sprintf("%s-%d", tag, i), producer.Tag(tag))
+	}
+	g := group(t, "")
+	c := e.newPull(t, g, consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithAutoCommitInterval(100*time.Millisecond))
+	if err := c.Subscribe(topic, consumer.Tags("A")); err != nil {
+		t.Fatal(err)
+	}
+	startPull(t, c)
+	for _, m := range pollN(t, c, 5) {
+		if m.Tag() != "A" {
+			t.Fatalf("message %q with tag %q polled, want tag A only", m.Body, m.Tag())
+		}
+	}
+	pollNone(t, c, 300*time.Millisecond)
+	// The committed offset moves past the last message, of tag B.
+	e.waitConsumed(t, g, topic, 10)
+}
+
+func TestPullConcurrentPollers(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 4)
+	msgs := sendRecorded(t, e.newProducer(t), topic, "m", 200)
+	c := e.newPull(t, group(t, ""), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithPullBatchSize(8))
+	if err := c.Subscribe(topic, consumer.All); err != nil {
+		t.Fatal(err)
+	}
+	startPull(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				done := len(seen) == len(msgs)
+				mu.Unlock()
+				if done {
+					return
+				}
+				pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+				got, err := c.Poll(pctx)
+				pcancel()
+				if err != nil && ctx.Err() != nil {
+					return
+				}
+				mu.Lock()
+				for _, m := range got {
+					seen[string(m.Body)]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != len(msgs) {
+		t.Fatalf("%d of %d messages polled", len(seen), len(msgs))
+	}
+	for body, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s polled %d times", body, n)
+		}
+	}
+}
