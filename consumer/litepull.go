@@ -806,7 +806,7 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 			// Nothing held and nothing matched up to NextOffset: the
 			// consumed offset moves with it (Java correctTagsOffset).
 			c.mu.Lock()
-			if q.count == 0 && res.NextOffset > q.consumed.Load() && q.consumed.Load() >= 0 {
+			if q.count == 0 && res.NextOffset > q.consumed.Load() {
 				q.consumed.Store(res.NextOffset)
 			}
 			c.mu.Unlock()
