@@ -478,3 +478,48 @@ func TestPullConcurrentPollers(t *testing.T) {
 		}
 	}
 }
+
+func TestPullBroadcasting(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 2)
+	g := group(t, "")
+	var members []*consumer.PullConsumer
+	for _, name := range []string{"a", "b"} {
+		c := e.newPull(t, g, consumer.WithModel(consumer.Broadcasting), consumer.WithInstanceName(name),
+			consumer.WithOffsetStoreDir(t.TempDir()), consumer.WithConsumeFrom(consumer.FromFirst))
+		if err := c.Subscribe(topic, consumer.All); err != nil {
+			t.Fatal(err)
+		}
+		startPull(t, c)
+		members = append(members, c)
+	}
+	msgs := sendRecorded(t, e.newProducer(t), topic, "m", 20)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	for i, c := range members {
+		if !testutil.Poll(wait, func() bool { return len(c.Assigned()) == 2 }) {
+			t.Fatalf("member %d holds %v, want both queues", i, c.Assigned())
+		}
+		seen := map[string]bool{}
+		for _, m := range pollN(t, c, len(msgs)) {
+			seen[string(m.Body)] = true
+		}
+		if len(seen) != len(msgs) {
+			t.Fatalf("member %d polled %d distinct messages, want %d", i, len(seen), len(msgs))
+		}
+		if err := c.CommitSync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for _, mq := range c.Assigned() {
+			off, err := c.Committed(ctx, mq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += off
+		}
+		if sum != int64(len(msgs)) {
+			t.Fatalf("member %d: committed offsets add up to %d, want %d", i, sum, len(msgs))
+		}
+	}
+}
