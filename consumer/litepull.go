@@ -478,9 +478,7 @@ func (c *PullConsumer) Seek(ctx context.Context, mq rocketmq.MessageQueue, offse
 	if q == nil {
 		return fmt.Errorf("rocketmq: seek %s: %w", queueLog(mq), ErrNotAssigned)
 	}
-	if err := c.stopQueue(ctx, q); err != nil {
-		return err
-	}
+	c.stopQueue(q)
 	c.startQueue(wmq, q.sub, offset, offset)
 	return nil
 }
@@ -720,13 +718,11 @@ func (c *PullConsumer) Shutdown(ctx context.Context) error {
 }
 
 // stopQueue stops q's pull goroutine and forgets its batches; under ctlMu.
-func (c *PullConsumer) stopQueue(ctx context.Context, q *liteQueue) error {
+// The goroutine returns promptly once cancelled (its pull and its waits
+// end with its ctx), so it is always waited for.
+func (c *PullConsumer) stopQueue(q *liteQueue) {
 	q.cancel()
-	select {
-	case <-q.done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	<-q.done
 	c.mu.Lock()
 	if c.queues[q.mq] == q {
 		delete(c.queues, q.mq)
@@ -734,7 +730,6 @@ func (c *PullConsumer) stopQueue(ctx context.Context, q *liteQueue) error {
 	c.held -= int(q.count)
 	q.count, q.bytes = 0, 0
 	c.mu.Unlock()
-	return nil
 }
 
 // startQueue holds mq and pulls it from offset; consumed is the offset
@@ -848,9 +843,7 @@ func (c *PullConsumer) updateTopicLocked(ctx context.Context, wt string, mine []
 	changed := false
 	var errs []error
 	for _, q := range drop {
-		if err := c.stopQueue(ctx, q); err != nil {
-			return err
-		}
+		c.stopQueue(q)
 		changed = true
 		// Java removeUnnecessaryMessageQueue: the offset is persisted and
 		// forgotten.

@@ -140,9 +140,7 @@ func TestPullTake(t *testing.T) {
 	}
 	add(stale, 99, 1)
 	// A seek stops the queue and holds it anew.
-	if err := c.stopQueue(context.Background(), stale); err != nil {
-		t.Fatal(err)
-	}
+	c.stopQueue(stale)
 	q0, q1, _ := mk(0), mk(1), mk(2)
 	add(q0, 5, 2)
 	add(q1, 7, 3)
