@@ -1,6 +1,6 @@
-// Package consumer holds the push consumer of RocketMQ (docs/PROTOCOL.md
-// §8.7–§8.10): Java's DefaultMQPushConsumer with a concurrent or an
-// orderly listener.
+// Package consumer holds the push and pull consumers of RocketMQ. The
+// push consumer (docs/PROTOCOL.md §8.7–§8.10) is Java's
+// DefaultMQPushConsumer with a concurrent or an orderly listener.
 //
 //	c, err := consumer.NewPush(consumer.WithGroup("my_group"), consumer.WithNameServers("127.0.0.1:9876"))
 //	err = c.Subscribe("TopicTest", consumer.Tags("TagA || TagB"), func(ctx context.Context, msgs []*rocketmq.MessageExt) (consumer.Result, error) {
@@ -25,6 +25,18 @@
 // consumed only while this member holds its lock on the broker, so no
 // two members of the group consume a queue at once. A batch the handler
 // suspends comes again after the suspend time, before anything later.
+//
+// PullConsumer (NewPull) reads at the caller's pace, as Java's
+// DefaultLitePullConsumer (docs/PROTOCOL.md §8.15): Subscribe or Assign,
+// then Poll batches, Seek, Pause and Resume queues, and commit offsets
+// automatically or with CommitSync and Commit; its Pull reads one batch of
+// a queue from any offset.
+//
+//	c, err := consumer.NewPull(consumer.WithGroup("my_group"), consumer.WithNameServers("127.0.0.1:9876"))
+//	err = c.Subscribe("TopicTest", consumer.All)
+//	err = c.Start(ctx)
+//	defer c.Shutdown(ctx)
+//	msgs, err := c.Poll(ctx)
 //
 // The options shared with the producer and the admin package
 // (WithNameServers, WithNamespace, WithACL, WithTLS, WithLogger, ...) have

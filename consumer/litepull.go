@@ -478,9 +478,7 @@ func (c *PullConsumer) Seek(ctx context.Context, mq rocketmq.MessageQueue, offse
 	if q == nil {
 		return fmt.Errorf("rocketmq: seek %s: %w", queueLog(mq), ErrNotAssigned)
 	}
-	if err := c.stopQueue(ctx, q); err != nil {
-		return err
-	}
+	c.stopQueue(q)
 	c.startQueue(wmq, q.sub, offset, offset)
 	return nil
 }
@@ -523,7 +521,8 @@ func (c *PullConsumer) queryOffset(ctx context.Context, mq rocketmq.MessageQueue
 
 // Committed returns the group's committed offset of mq as its store keeps
 // it (the broker, or the local file when broadcasting), -1 when it has
-// none.
+// none. A broker answers 0, not none, while the queue's first message is
+// still in its memory (Java ConsumerManageProcessor).
 func (c *PullConsumer) Committed(ctx context.Context, mq rocketmq.MessageQueue) (int64, error) {
 	if err := c.running(); err != nil {
 		return -1, err
@@ -719,13 +718,11 @@ func (c *PullConsumer) Shutdown(ctx context.Context) error {
 }
 
 // stopQueue stops q's pull goroutine and forgets its batches; under ctlMu.
-func (c *PullConsumer) stopQueue(ctx context.Context, q *liteQueue) error {
+// The goroutine returns promptly once cancelled (its pull and its waits
+// end with its ctx), so it is always waited for.
+func (c *PullConsumer) stopQueue(q *liteQueue) {
 	q.cancel()
-	select {
-	case <-q.done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	<-q.done
 	c.mu.Lock()
 	if c.queues[q.mq] == q {
 		delete(c.queues, q.mq)
@@ -733,7 +730,6 @@ func (c *PullConsumer) stopQueue(ctx context.Context, q *liteQueue) error {
 	c.held -= int(q.count)
 	q.count, q.bytes = 0, 0
 	c.mu.Unlock()
-	return nil
 }
 
 // startQueue holds mq and pulls it from offset; consumed is the offset
@@ -805,7 +801,7 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 			// Nothing held and nothing matched up to NextOffset: the
 			// consumed offset moves with it (Java correctTagsOffset).
 			c.mu.Lock()
-			if q.count == 0 && res.NextOffset > q.consumed.Load() && q.consumed.Load() >= 0 {
+			if q.count == 0 && res.NextOffset > q.consumed.Load() {
 				q.consumed.Store(res.NextOffset)
 			}
 			c.mu.Unlock()
@@ -847,9 +843,7 @@ func (c *PullConsumer) updateTopicLocked(ctx context.Context, wt string, mine []
 	changed := false
 	var errs []error
 	for _, q := range drop {
-		if err := c.stopQueue(ctx, q); err != nil {
-			return err
-		}
+		c.stopQueue(q)
 		changed = true
 		// Java removeUnnecessaryMessageQueue: the offset is persisted and
 		// forgotten.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 )
 
 func TestNewPullOptions(t *testing.T) {
@@ -139,9 +140,7 @@ func TestPullTake(t *testing.T) {
 	}
 	add(stale, 99, 1)
 	// A seek stops the queue and holds it anew.
-	if err := c.stopQueue(context.Background(), stale); err != nil {
-		t.Fatal(err)
-	}
+	c.stopQueue(stale)
 	q0, q1, _ := mk(0), mk(1), mk(2)
 	add(q0, 5, 2)
 	add(q1, 7, 3)
@@ -167,5 +166,79 @@ func TestPullTake(t *testing.T) {
 	}
 	if c.held != 0 || len(c.ready) != 0 || q0.count != 0 {
 		t.Fatalf("held %d, ready %d, q0 count %d after all taken", c.held, len(c.ready), q0.count)
+	}
+}
+
+// TestPullFlowControl checks that pulling stops at the per-queue cap and
+// at the consumer's cap (each checked before a pull, so exceeded by at
+// most one batch per queue), and that polling then drains every message
+// once.
+func TestPullFlowControl(t *testing.T) {
+	tests := []struct {
+		name            string
+		perQueue, total int
+		maxQueue, max   int64 // the most that may be held
+	}{
+		{"per queue", 5, 10000, 5 + 4 - 1, 2 * (5 + 4 - 1)},
+		{"total", 1000, 6, 6 + 2*4 - 1, 6 + 2*4 - 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeCluster(t)
+			f.createTopic("T", 2)
+			f.put("T", 0, 50, "q0", "")
+			f.put("T", 1, 50, "q1", "")
+			c, err := NewPull(WithNameServers(f.addr()), WithGroup("g1"), WithConsumeFrom(FromFirst),
+				WithPullBatchSize(4), WithPullThresholdForQueue(tt.perQueue), WithPullThresholdForAll(tt.total))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Subscribe("T", All); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				_ = c.Shutdown(ctx)
+			})
+			stats := func() (all int64, worst int64) {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				for _, q := range c.queues {
+					worst = max(worst, q.count)
+				}
+				return int64(c.held), worst
+			}
+			if !testutil.Poll(10*time.Second, func() bool { all, _ := stats(); return all >= tt.max-4 }) {
+				all, worst := stats()
+				t.Fatalf("pulling never reached the cap: held %d, worst queue %d", all, worst)
+			}
+			// Over a while, never more than the caps allow.
+			testutil.Poll(300*time.Millisecond, func() bool {
+				all, worst := stats()
+				if all > tt.max || worst > tt.maxQueue {
+					t.Fatalf("held %d (most %d), worst queue %d (most %d)", all, tt.max, worst, tt.maxQueue)
+				}
+				return false
+			})
+			seen := map[string]int{}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for len(seen) < 100 {
+				msgs, err := c.Poll(ctx)
+				if err != nil {
+					t.Fatalf("after %d of 100: %v", len(seen), err)
+				}
+				for _, m := range msgs {
+					seen[string(m.Body)]++
+					if seen[string(m.Body)] > 1 {
+						t.Fatalf("%s polled twice", m.Body)
+					}
+				}
+			}
+		})
 	}
 }

@@ -90,7 +90,7 @@ func checkSelector(topic string, sel Selector) (Selector, error) {
 }
 
 // pullQueue sends one PULL_MESSAGE of mq from offset (Java
-// PullAPIWrapper.pullKernelImpl, docs/PROTOCOL.md §8.8). With suspend the
+// PullAPIWrapper.pullKernelImpl, docs/PROTOCOL.md §8.8, §8.15). With suspend the
 // broker holds the request up to suspendMax when nothing is there yet.
 // No offset is committed with it: a lite pull consumer commits on its own.
 func pullQueue(ctx context.Context, cli *mqclient.Client, group string, mq rocketmq.MessageQueue, brokerID int64,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -196,7 +197,16 @@ func TestPullSubscribeTwoMembersSplit(t *testing.T) {
 	e := start(t)
 	topic := e.newTopic(t, 4)
 	g := group(t, "")
-	a := e.newPull(t, g, consumer.WithInstanceName("a"))
+	var mu sync.Mutex
+	var heard [][]rocketmq.MessageQueue
+	a := e.newPull(t, g, consumer.WithInstanceName("a"), consumer.WithQueueListener(func(tp string, held []rocketmq.MessageQueue) {
+		if tp != topic {
+			t.Errorf("listener told of topic %s, want %s", tp, topic)
+		}
+		mu.Lock()
+		heard = append(heard, held)
+		mu.Unlock()
+	}))
 	b := e.newPull(t, g, consumer.WithInstanceName("b"))
 	for _, c := range []*consumer.PullConsumer{a, b} {
 		if err := c.Subscribe(topic, consumer.All); err != nil {
@@ -213,6 +223,16 @@ func TestPullSubscribeTwoMembersSplit(t *testing.T) {
 		return len(qa) == 2 && len(qb) == 2 && slices.Equal(all, queuesOf(topic, e.broker, 4))
 	}) {
 		t.Fatalf("queues not split 2 and 2: %s", last)
+	}
+	// The listener hears each change after it is made: it ends on what a
+	// holds now.
+	if !testutil.Poll(wait, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		last = fmt.Sprintf("listener heard %v, a holds %v", heard, a.Assigned())
+		return len(heard) > 0 && slices.Equal(heard[len(heard)-1], a.Assigned())
+	}) {
+		t.Fatal(last)
 	}
 	// Each member gets the messages of its own queues only.
 	held := map[*consumer.PullConsumer][]rocketmq.MessageQueue{a: a.Assigned(), b: b.Assigned()}
@@ -325,4 +345,181 @@ func TestPullPauseOneQueue(t *testing.T) {
 
 func queueOf(m *rocketmq.MessageExt) rocketmq.MessageQueue {
 	return rocketmq.MessageQueue{Topic: m.Topic, BrokerName: m.BrokerName, QueueID: int(m.QueueID)}
+}
+
+func TestPullCommitAndSeekEnds(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 1)
+	before := time.Now().Add(-time.Minute)
+	sendRecorded(t, e.newProducer(t), topic, "m", 10)
+	mq := queuesOf(topic, e.broker, 1)[0]
+	c := e.newPull(t, group(t, ""), consumer.WithAutoCommit(false), consumer.WithPullBatchSize(4),
+		consumer.WithConsumeFrom(consumer.FromFirst))
+	if err := c.Assign(context.Background(), []rocketmq.MessageQueue{mq}); err != nil {
+		t.Fatal(err)
+	}
+	startPull(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	committed := func(want int64) {
+		t.Helper()
+		if got, err := c.Committed(ctx, mq); err != nil || got != want {
+			t.Fatalf("Committed = %d, %v; want %d", got, err, want)
+		}
+	}
+
+	first, err := c.Poll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 4 || first[0].QueueOffset != 0 {
+		t.Fatalf("first poll: %d messages from %d, want 4 from 0", len(first), first[0].QueueOffset)
+	}
+	// Nothing committed without auto-commit: a broker answers 0 for a group
+	// without an offset while the queue's first message is in memory.
+	committed(0)
+	if err := c.CommitSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	committed(4)
+	if err := c.Commit(ctx, map[rocketmq.MessageQueue]int64{mq: 2}); err != nil {
+		t.Fatal(err)
+	}
+	committed(2)
+
+	if err := c.SeekToEnd(ctx, mq); err != nil {
+		t.Fatal(err)
+	}
+	pollNone(t, c, 300*time.Millisecond)
+	if err := c.SeekToBegin(ctx, mq); err != nil {
+		t.Fatal(err)
+	}
+	if again := pollN(t, c, 1); again[0].QueueOffset != 0 {
+		t.Fatalf("after SeekToBegin: offset %d, want 0", again[0].QueueOffset)
+	}
+	if off, err := c.OffsetForTimestamp(ctx, mq, before); err != nil || off != 0 {
+		t.Fatalf("OffsetForTimestamp(a minute before the first message) = %d, %v; want 0", off, err)
+	}
+}
+
+func TestPullTags(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 1)
+	p := e.newProducer(t)
+	for i := range 10 {
+		tag := "A"
+		if i%2 == 1 {
+			tag = "B"
+		}
+		sendOne(t, p, topic, fmt.Sprintf("%s-%d", tag, i), producer.Tag(tag))
+	}
+	g := group(t, "")
+	c := e.newPull(t, g, consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithAutoCommitInterval(100*time.Millisecond))
+	if err := c.Subscribe(topic, consumer.Tags("A")); err != nil {
+		t.Fatal(err)
+	}
+	startPull(t, c)
+	for _, m := range pollN(t, c, 5) {
+		if m.Tag() != "A" {
+			t.Fatalf("message %q with tag %q polled, want tag A only", m.Body, m.Tag())
+		}
+	}
+	pollNone(t, c, 300*time.Millisecond)
+	// The committed offset moves past the last message, of tag B.
+	e.waitConsumed(t, g, topic, 10)
+}
+
+func TestPullConcurrentPollers(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 4)
+	msgs := sendRecorded(t, e.newProducer(t), topic, "m", 200)
+	c := e.newPull(t, group(t, ""), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithPullBatchSize(8))
+	if err := c.Subscribe(topic, consumer.All); err != nil {
+		t.Fatal(err)
+	}
+	startPull(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				done := len(seen) == len(msgs)
+				mu.Unlock()
+				if done {
+					return
+				}
+				pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+				got, err := c.Poll(pctx)
+				pcancel()
+				if err != nil && ctx.Err() != nil {
+					return
+				}
+				mu.Lock()
+				for _, m := range got {
+					seen[string(m.Body)]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != len(msgs) {
+		t.Fatalf("%d of %d messages polled", len(seen), len(msgs))
+	}
+	for body, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s polled %d times", body, n)
+		}
+	}
+}
+
+func TestPullBroadcasting(t *testing.T) {
+	e := start(t)
+	topic := e.newTopic(t, 2)
+	g := group(t, "")
+	var members []*consumer.PullConsumer
+	for _, name := range []string{"a", "b"} {
+		c := e.newPull(t, g, consumer.WithModel(consumer.Broadcasting), consumer.WithInstanceName(name),
+			consumer.WithOffsetStoreDir(t.TempDir()), consumer.WithConsumeFrom(consumer.FromFirst))
+		if err := c.Subscribe(topic, consumer.All); err != nil {
+			t.Fatal(err)
+		}
+		startPull(t, c)
+		members = append(members, c)
+	}
+	msgs := sendRecorded(t, e.newProducer(t), topic, "m", 20)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	for i, c := range members {
+		if !testutil.Poll(wait, func() bool { return len(c.Assigned()) == 2 }) {
+			t.Fatalf("member %d holds %v, want both queues", i, c.Assigned())
+		}
+		seen := map[string]bool{}
+		for _, m := range pollN(t, c, len(msgs)) {
+			seen[string(m.Body)] = true
+		}
+		if len(seen) != len(msgs) {
+			t.Fatalf("member %d polled %d distinct messages, want %d", i, len(seen), len(msgs))
+		}
+		if err := c.CommitSync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var sum int64
+		for _, mq := range c.Assigned() {
+			off, err := c.Committed(ctx, mq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += off
+		}
+		if sum != int64(len(msgs)) {
+			t.Fatalf("member %d: committed offsets add up to %d, want %d", i, sum, len(msgs))
+		}
+	}
 }
