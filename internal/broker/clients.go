@@ -1,11 +1,13 @@
 package broker
 
 import (
+	"container/list"
 	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq/internal/filter/sql92"
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/remoting/message"
@@ -26,6 +28,8 @@ type clientManager struct {
 	producers map[string]map[*server.Conn]*clientChannel
 
 	rr atomic.Uint32 // producerConn round robin
+
+	filters *filterCache // compiled SQL92 subscriptions (Java ConsumerFilterManager)
 }
 
 // clientChannel is one client connection's registration in a group.
@@ -55,6 +59,7 @@ func newClientManager(b *Broker) *clientManager {
 		b:         b,
 		consumers: make(map[string]*consumerGroupInfo),
 		producers: make(map[string]map[*server.Conn]*clientChannel),
+		filters:   newFilterCache(filterCacheBytes),
 	}
 }
 
@@ -454,4 +459,72 @@ func (m *clientManager) subscribesOrAll(group, topic string) bool {
 	}
 	_, ok := g.subs[topic]
 	return ok
+}
+
+// filterCacheBytes bounds the compiled SQL92 subscriptions the broker
+// keeps, counted by the length of their group, topic and expression; a
+// compiled tree is a small multiple of its text.
+const filterCacheBytes = 1 << 20
+
+type filterKey struct{ group, topic, expr string }
+
+// filterCache holds the SQL92 expressions compiled for (group, topic,
+// expression), and the compile errors, least recently used first out.
+type filterCache struct {
+	mu      sync.Mutex
+	max     int
+	size    int
+	entries map[filterKey]*list.Element
+	lru     list.List // of *filterEntry, most recent at the front
+}
+
+type filterEntry struct {
+	key  filterKey
+	expr *sql92.Expr
+	err  error
+}
+
+func newFilterCache(maxBytes int) *filterCache {
+	return &filterCache{max: maxBytes, entries: make(map[filterKey]*list.Element)}
+}
+
+func (k filterKey) size() int { return len(k.group) + len(k.topic) + len(k.expr) + 64 }
+
+// compile returns the compiled SQL92 expression of group's subscription
+// to topic, compiling it on first use.
+func (c *filterCache) compile(group, topic, expr string) (*sql92.Expr, error) {
+	k := filterKey{group, topic, expr}
+	c.mu.Lock()
+	if el, ok := c.entries[k]; ok {
+		c.lru.MoveToFront(el)
+		e := el.Value.(*filterEntry)
+		c.mu.Unlock()
+		return e.expr, e.err
+	}
+	c.mu.Unlock()
+	x, err := sql92.Compile(expr)
+	if k.size() > c.max {
+		return x, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.entries[k]; !ok {
+		c.entries[k] = c.lru.PushFront(&filterEntry{key: k, expr: x, err: err})
+		c.size += k.size()
+		for c.size > c.max {
+			el := c.lru.Back()
+			old := el.Value.(*filterEntry)
+			c.lru.Remove(el)
+			delete(c.entries, old.key)
+			c.size -= old.key.size()
+		}
+	}
+	return x, err
+}
+
+// len returns the number of cached expressions.
+func (c *filterCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
 }

@@ -101,6 +101,12 @@ type Config struct {
 	// are refused with SYSTEM_BUSY. Java tracks none in memory.
 	TransactionMaxPending int
 
+	// EnablePropertyFilter is enablePropertyFilter (false): SQL92
+	// subscriptions are checked, accepted and filtered by the messages'
+	// properties (docs/PROTOCOL.md §9.16) instead of refused with
+	// SYSTEM_ERROR.
+	EnablePropertyFilter bool
+
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
 

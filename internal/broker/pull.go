@@ -1,10 +1,12 @@
 package broker
 
 import (
+	"errors"
 	"strconv"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/filter/sql92"
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -91,7 +93,9 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 	if h.MaxMsgBytes != nil && *h.MaxMsgBytes > 0 {
 		get.MaxBytes = int(*h.MaxMsgBytes)
 	}
-	if !filter.all {
+	if filter.sql != nil {
+		get.RecordFilter = filter.matchRecord
+	} else if !filter.all {
 		get.Filter = filter.match
 	}
 	buf = b.pulls.getBuf()
@@ -163,16 +167,20 @@ func pullCode(s store.GetStatus, offset int64) int32 {
 	return remoting.SystemError
 }
 
-// tagFilter is the broker-side filter of a TAG subscription: a consume
-// queue entry matches when the subscription is "*" or its tags code, cut
-// to 32 bits as Java's tagsCode.intValue() does, is in the code set.
+// tagFilter is the broker-side filter of a pull. For a TAG subscription
+// a consume queue entry matches when the subscription is "*" or its tags
+// code, cut to 32 bits as Java's tagsCode.intValue() does, is in the code
+// set. For SQL92 (sql set) every entry passes the consume queue and the
+// record's properties decide (Java ExpressionMessageFilter, no bloom
+// filter; docs/PROTOCOL.md §9.16).
 type tagFilter struct {
 	all   bool
 	codes []int32
+	sql   *sql92.Expr
 }
 
 func (f *tagFilter) match(tagsCode int64) bool {
-	if f.all {
+	if f.all || f.sql != nil {
 		return true
 	}
 	c := int32(tagsCode)
@@ -184,14 +192,27 @@ func (f *tagFilter) match(tagsCode int64) bool {
 	return false
 }
 
+// matchRecord evaluates the SQL92 expression over a stored record's
+// properties; a record whose properties cannot be read has none.
+func (f *tagFilter) matchRecord(rec []byte) bool {
+	var props string
+	if v, err := message.ScanRecord(rec); err == nil {
+		props = string(v.Properties)
+	}
+	return f.sql.Match(func(name string) (string, bool) { return message.PropertyValue(props, name) })
+}
+
 // isTagType is Java's ExpressionType.isTagType: absent, empty or TAG.
 func isTagType(t string) bool { return t == "" || t == remoting.ExpressionTypeTag }
 
+// Remarks of a 4.9.8 broker with enablePropertyFilter on.
+const remarkFilterDataNotExist = "The broker's consumer filter data is not exist!Your expression may be wrong!"
+
 // pullFilter finds the subscription of a pull: from the request when it
 // carries the subscription flag, else from the group's heartbeats, with
-// 4.9.8's answers when there is none or it is stale. Property (SQL92)
-// filtering is not enabled on this broker, which 4.9.8 answers with
-// SYSTEM_ERROR once the expression got that far.
+// 4.9.8's answers when there is none or it is stale. A SQL92 subscription
+// is answered SYSTEM_ERROR unless EnablePropertyFilter is on; then it is
+// compiled (once, cached) and filters by properties (docs/PROTOCOL.md §9.16).
 func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.SubscriptionGroupConfig) (tagFilter, *remoting.Command) {
 	if h.SysFlag&remoting.PullFlagSubscription != 0 {
 		expr, typ := orZero(h.Subscription), orZero(h.ExpressionType)
@@ -202,7 +223,17 @@ func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.S
 		if expr == "" {
 			return tagFilter{}, remoting.NewResponse(remoting.SubscriptionParseFailed, remarkSubParseFailed)
 		}
-		return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+typ)
+		if !b.cfg.EnablePropertyFilter {
+			return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+typ)
+		}
+		x, err := b.compileFilter(h.ConsumerGroup, h.Topic, expr, typ)
+		if err != nil {
+			// Java builds no filter data then and, without assertions,
+			// filters nothing; an expression that does not compile is
+			// refused here instead (docs/PROTOCOL.md §9.16).
+			return tagFilter{}, remoting.NewResponse(remoting.SubscriptionParseFailed, remarkSubParseFailed)
+		}
+		return tagFilter{sql: x}, nil
 	}
 	sd, ok, groupKnown := b.clients.subscription(h.ConsumerGroup, h.Topic)
 	if !groupKnown {
@@ -220,8 +251,37 @@ func (b *Broker) pullFilter(h *remoting.PullMessageRequestHeader, gc *remoting.S
 	if sd.SubVersion < h.SubVersion {
 		return tagFilter{}, remoting.NewResponse(remoting.SubscriptionNotLatest, remarkSubNotLatest)
 	}
-	if !isTagType(sd.ExpressionType) {
+	if isTagType(sd.ExpressionType) {
+		return tagFilter{all: sd.ClassFilterMode || sd.SubString == message.SubscriptionAll, codes: sd.CodeSet}, nil
+	}
+	if !b.cfg.EnablePropertyFilter {
 		return tagFilter{}, remoting.NewResponse(remoting.SystemError, remarkFilterNotByType+sd.ExpressionType)
 	}
-	return tagFilter{all: sd.ClassFilterMode || sd.SubString == message.SubscriptionAll, codes: sd.CodeSet}, nil
+	// Java's filter data is built from the heartbeat's subscription, with
+	// its version, so it is never older than the subscription checked
+	// above: FILTER_DATA_NOT_LATEST cannot arise here.
+	x, err := b.compileFilter(h.ConsumerGroup, h.Topic, sd.SubString, sd.ExpressionType)
+	if err != nil {
+		return tagFilter{}, remoting.NewResponse(remoting.FilterDataNotExist, remarkFilterDataNotExist)
+	}
+	if sd.ClassFilterMode {
+		return tagFilter{all: true}, nil
+	}
+	return tagFilter{sql: x}, nil
+}
+
+// errFilterType is an expression type without a filter (Java's
+// FilterFactory knows only SQL92).
+var errFilterType = errors.New("rocketmq: no filter for this expression type")
+
+// compileFilter compiles a subscription's expression of type typ, cached
+// per (group, topic, expression).
+func (b *Broker) compileFilter(group, topic, expr, typ string) (*sql92.Expr, error) {
+	if typ != remoting.ExpressionTypeSQL92 {
+		return nil, errFilterType
+	}
+	if expr == "" {
+		return nil, sql92.ErrSyntax
+	}
+	return b.clients.filters.compile(group, topic, expr)
 }
