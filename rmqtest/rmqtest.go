@@ -44,6 +44,8 @@ type config struct {
 	brokerAddr    string // first broker's listen address
 	tweaks        []func(*broker.Config)
 	nsPanic       func(code int32, v any)
+	// noPropertyFilter turns the brokers' SQL92 filter off (on by default).
+	noPropertyFilter bool
 }
 
 func defaultConfig() config {
@@ -131,6 +133,12 @@ func WithBrokerExpiry(d time.Duration) Option { return func(c *config) { c.broke
 
 // WithRegisterInterval sets how often brokers re-register. Default 30 s.
 func WithRegisterInterval(d time.Duration) Option { return func(c *config) { c.register = d } }
+
+// WithPropertyFilter turns the brokers' SQL92 property filter
+// (enablePropertyFilter) on or off. Default on, unlike a Java broker, so
+// that SQL92 subscriptions work in tests; off, SQL92 subscriptions are
+// refused as by a default Java broker.
+func WithPropertyFilter(on bool) Option { return func(c *config) { c.noPropertyFilter = !on } }
 
 // WithoutAutoCreateTopic turns off topic auto-creation on the brokers.
 func WithoutAutoCreateTopic() Option { return func(c *config) { c.noAutoCreate = true } }
@@ -290,6 +298,7 @@ func (c *Cluster) brokerConfig(name string) broker.Config {
 		RegisterInterval:       cfg.register,
 		DisableAutoCreateTopic: cfg.noAutoCreate,
 		Logger:                 cfg.logger,
+		EnablePropertyFilter:   !cfg.noPropertyFilter,
 	}
 	if cfg.syncFlush {
 		bc.FlushMode = store.FlushSync

@@ -49,6 +49,7 @@ type options struct {
 	txInterval    time.Duration
 	txTimeout     time.Duration
 	txCheckMax    int
+	propFilter    bool
 	cpuProfile    string
 }
 
@@ -99,6 +100,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.txInterval, "transaction-check-interval", 60*time.Second, "how often undecided transactional half messages are looked at")
 	fs.DurationVar(&o.txTimeout, "transaction-timeout", 6*time.Second, "age of a half message before its producer group is asked about it")
 	fs.IntVar(&o.txCheckMax, "transaction-check-max", 15, "checks of one transaction before it is discarded")
+	fs.BoolVar(&o.propFilter, "enable-property-filter", true,
+		"filter SQL92 subscriptions by message properties (a Java broker's enablePropertyFilter, false there by default)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	return fs
 }
@@ -163,6 +166,7 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		rmqtest.WithTimerPrecision(o.timerPrec),
 		rmqtest.WithTransactionCheck(o.txInterval, o.txTimeout),
 		rmqtest.WithTransactionCheckMax(o.txCheckMax),
+		rmqtest.WithPropertyFilter(o.propFilter),
 		rmqtest.WithLogger(logger),
 	}
 	if o.shortPolling > 0 {

@@ -143,7 +143,8 @@ func TestHelp(t *testing.T) {
 	_, section, _ := strings.Cut(string(readme), "`cmd/rocketmq-local` flags")
 	section, _, _ = strings.Cut(section, "\n\n")
 	newFlagSet(new(options), io.Discard).VisitAll(func(f *flag.Flag) {
-		if !strings.Contains(usage, "  -"+f.Name+" ") && !strings.Contains(usage, "  -"+f.Name+"\t") {
+		if !strings.Contains(usage, "  -"+f.Name+" ") && !strings.Contains(usage, "  -"+f.Name+"\t") &&
+			!strings.Contains(usage, "  -"+f.Name+"\n") {
 			t.Errorf("usage does not list -%s", f.Name)
 		}
 		if !strings.Contains(section, "`-"+f.Name) {
