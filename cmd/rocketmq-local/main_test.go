@@ -152,3 +152,40 @@ func TestHelp(t *testing.T) {
 		}
 	})
 }
+
+// -enable-property-filter is on by default and reaches the brokers: a
+// SQL92 subscription is accepted, or refused as by a default Java broker.
+func TestPropertyFilterFlag(t *testing.T) {
+	cli, err := transport.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	for _, tc := range []struct {
+		args []string
+		code int32
+	}{
+		{nil, remoting.Success},
+		{[]string{"-enable-property-filter=false"}, remoting.SystemError},
+	} {
+		t.Run(strings.Join(append([]string{"flags"}, tc.args...), " "), func(t *testing.T) {
+			o, err := parseFlags(append([]string{"-namesrv", "127.0.0.1:0", "-broker", "127.0.0.1:0",
+				"-data", t.TempDir(), "-segment-size", "1048576"}, tc.args...), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addrs, stop := startServe(t, o)
+			defer stop()
+			check := remoting.CheckClientRequestBody{ClientID: "ip@1", Group: "g",
+				SubscriptionData: remoting.SubscriptionData{Topic: "T", SubString: "a > 1", ExpressionType: remoting.ExpressionTypeSQL92}}
+			resp, err := cli.Invoke(context.Background(), addrs["broker-a"],
+				remoting.NewRequest(remoting.CheckClientConfig, nil, check.AppendJSON(nil, remoting.JSONFastjson)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.Code != tc.code {
+				t.Fatalf("CHECK_CLIENT_CONFIG: code %d %q, want %d", resp.Code, resp.Remark, tc.code)
+			}
+		})
+	}
+}
