@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -321,7 +322,7 @@ func compare(lv, rv value) (int, error) {
 				if lv.k == kInt {
 					bits = 32
 				}
-				i, err := strconv.ParseInt(rv.s, 10, bits)
+				i, err := parseJavaInt(rv.s, bits)
 				if err != nil {
 					return 0, errEval
 				}
@@ -351,7 +352,7 @@ func compare(lv, rv value) (int, error) {
 				if rv.k == kInt {
 					bits = 32
 				}
-				i, err := strconv.ParseInt(lv.s, 10, bits)
+				i, err := parseJavaInt(lv.s, bits)
 				if err != nil {
 					return 0, errEval
 				}
@@ -431,6 +432,39 @@ func utf16Key(r rune) int64 {
 		return 0xD800<<16 | int64(r)
 	}
 	return int64(r) << 16
+}
+
+// parseJavaInt is Integer.parseInt (bits 32) or Long.parseLong (64): an
+// optional sign and decimal digits, which, as Java's Character.digit
+// says, may be any Unicode decimal digit of the Basic Multilingual Plane.
+func parseJavaInt(s string, bits int) (int64, error) {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		b := make([]byte, 0, len(s))
+		for _, r := range s {
+			switch {
+			case r < utf8.RuneSelf:
+				b = append(b, byte(r))
+			case r <= 0xFFFF && unicode.Is(unicode.Nd, r):
+				// Decimal digits come in runs of ten from zero.
+				first := r
+				for unicode.Is(unicode.Nd, first-1) {
+					first--
+				}
+				b = append(b, byte('0'+(r-first)%10))
+			default:
+				return 0, errEval
+			}
+		}
+		s = string(b)
+	}
+	return strconv.ParseInt(s, 10, bits)
 }
 
 // parseJavaDouble is Double.valueOf: surrounding whitespace and control
