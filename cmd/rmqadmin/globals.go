@@ -42,16 +42,12 @@ type globals struct {
 	tlsInsecure bool
 }
 
+func newGlobals() *globals { return &globals{output: "table", timeout: defaultTimeout} }
+
 // register adds the global flags to fs, each defaulting to its current
 // value so that flags given before the command name survive. With
 // orderFlag the output format is -output only.
 func (g *globals) register(fs *flag.FlagSet, orderFlag bool) {
-	if g.output == "" {
-		g.output = "table"
-	}
-	if g.timeout == 0 {
-		g.timeout = defaultTimeout
-	}
 	fs.StringVar(&g.nameServers, "n", g.nameServers, "NameServer address list, `host:port;host:port` (default $"+envNameServer+")")
 	if !orderFlag {
 		fs.StringVar(&g.output, "o", g.output, "output `format`: table or json (also -output)")

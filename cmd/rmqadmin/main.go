@@ -81,7 +81,7 @@ func lookup(name string) *command {
 // run runs the command line args (without the program name) and returns
 // the exit status. env reads the environment (os.Getenv).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, env func(string) string) int {
-	g := &globals{}
+	g := newGlobals()
 	root := flag.NewFlagSet("rmqadmin", flag.ContinueOnError)
 	root.SetOutput(io.Discard)
 	g.register(root, false)
@@ -188,7 +188,7 @@ Global flags (before or after the command):
 `)
 	fs := flag.NewFlagSet("rmqadmin", flag.ContinueOnError)
 	fs.SetOutput(w)
-	(&globals{}).register(fs, false)
+	newGlobals().register(fs, false)
 	fs.PrintDefaults()
 }
 
@@ -196,7 +196,7 @@ func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
 	fmt.Fprintf(w, "rmqadmin %s: %s\n\nUsage:\n\trmqadmin %s [flags]\n\nFlags:\n", c.name, c.synopsis, c.name)
 	global := make(map[string]bool)
 	gfs := flag.NewFlagSet("", flag.ContinueOnError)
-	(&globals{}).register(gfs, c.orderFlag)
+	newGlobals().register(gfs, c.orderFlag)
 	gfs.VisitAll(func(f *flag.Flag) { global[f.Name] = true })
 	var own []string
 	fs.VisitAll(func(f *flag.Flag) {
