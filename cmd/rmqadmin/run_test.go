@@ -85,6 +85,8 @@ func TestCredentials(t *testing.T) {
 			want: &remoting.ACLCredentials{AccessKey: "fileAK", SecretKey: "fileSK", SecurityToken: "et"}},
 		{name: "flags over file", g: globals{aclFile: file, secretKey: "s"}, env: noEnv,
 			want: &remoting.ACLCredentials{AccessKey: "fileAK", SecretKey: "s"}},
+		{name: "all flags over file", g: globals{aclFile: file, accessKey: "a", secretKey: "s"}, env: envOf(envAccessKey, "ea"),
+			want: &remoting.ACLCredentials{AccessKey: "a", SecretKey: "s"}},
 		{name: "access key only", g: globals{accessKey: "a"}, env: noEnv, usage: true},
 		{name: "secret only", env: envOf(envSecretKey, "es"), usage: true},
 		{name: "token only", g: globals{token: "t"}, env: noEnv, usage: true},
