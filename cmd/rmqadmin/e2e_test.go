@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/netip"
 	"os"
 	"slices"
 	"strconv"
@@ -587,3 +588,50 @@ func TestErrors(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o600) }
+
+// TestBadInput runs odd command lines in-process (so that a panic fails
+// the test with its stack): each must fail with one line on stderr and no
+// output.
+func TestBadInput(t *testing.T) {
+	e := start(t)
+	topic := name(t, "CLIB")
+	e.ok(t, "updateTopic", "-b", e.brokerAddr, "-t", topic, "-r", "1", "-w", "1")
+	e.waitRoute(t, topic, 1)
+	noEnv := func(string) string { return "" }
+	long := strings.Repeat("x", 300)
+	beyond := rocketmq.EncodeOffsetMsgID(netip.MustParseAddrPort(e.brokerAddr), 1<<40)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"send", "-t", topic, "-p", "x", "-b", "noSuchBroker", "-i", "0"}, "noSuchBroker"},
+		{[]string{"send", "-t", topic, "-p", "x", "-b", e.broker, "-i", "99999"}, "99999"},
+		{[]string{"send", "-t", long, "-p", "x"}, "topic"},
+		{[]string{"queryMsgById", "-i", "0000000000000000000000000000000"}, "0000000000000000000000000000000"},
+		{[]string{"queryMsgById", "-i", "ZZ000000000000000000000000000000"}, "ZZ000000000000000000000000000000"},
+		// A well-formed offset id of a host that is no broker: refused
+		// without dialing it.
+		{[]string{"queryMsgById", "-i", "0A0B0C0D00002A9F0000000000000000"}, "no broker of the cluster"},
+		{[]string{"queryMsgById", "-i", beyond}, beyond},
+		{[]string{"queryMsgById", "-t", topic, "-i", "C0000202101C3D6D890D0660A18D0000"}, "QUERY_NOT_FOUND"},
+		{[]string{"queryMsgByKey", "-t", "NoSuchTopic_CLI", "-k", "k"}, "NoSuchTopic_CLI"},
+		{[]string{"topicStatus", "-t", long}, "topic"},
+		{[]string{"updateTopic", "-c", e.cluster, "-t", "SCHEDULE_TOPIC_XXXX"}, "SCHEDULE_TOPIC_XXXX"},
+		{[]string{"updateTopic", "-c", "NoSuchCluster", "-t", topic}, "NoSuchCluster"},
+		{[]string{"updateSubGroup", "-c", e.cluster, "-g", long}, "group"},
+		{[]string{"deleteSubGroup", "-b", e.brokerAddr, "-g", "bad group"}, "bad group"},
+		{[]string{"resetOffsetByTime", "-g", "G", "-t", "NoSuchTopic_CLI", "-s", "now"}, "NoSuchTopic_CLI"},
+		{[]string{"producerConnection", "-g", "NoSuchGroup_CLI", "-t", "NoSuchTopic_CLI"}, "NoSuchTopic_CLI"},
+		{[]string{"brokerStatus", "-b", "127.0.0.1:1"}, "127.0.0.1:1"},
+		{[]string{"brokerStatus", "-b", "not an address"}, "not an address"},
+		{[]string{"consume", "-t", "NoSuchTopic_CLI", "-d", "200ms", "-c", "1"}, "NoSuchTopic_CLI"},
+	} {
+		var stdout, stderr strings.Builder
+		args := append([]string{"-n", e.ns, "-timeout", "10s"}, tc.args...)
+		code := run(context.Background(), args, &stdout, &stderr, noEnv)
+		if code != exitError || stdout.String() != "" || !strings.HasPrefix(stderr.String(), "rmqadmin: ") ||
+			strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("run %q = %d, want 1 and one line with %q\nstdout: %s\nstderr: %s", tc.args, code, tc.want, stdout.String(), stderr.String())
+		}
+	}
+}

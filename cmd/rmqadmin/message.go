@@ -128,6 +128,19 @@ var queryMsgByIdCmd = &command{
 			}
 			var m *rocketmq.MessageExt
 			if *topic == "" {
+				// An offset id names the broker to ask; ask only brokers
+				// of the cluster, not any address a mistyped id makes.
+				host, _, derr := rocketmq.DecodeOffsetMsgID(*id)
+				if derr != nil {
+					return errorf("message id %s: %w (a client id needs -t topic)", *id, derr)
+				}
+				var name string
+				if name, err = brokerByHost(ctx, adm, host); err != nil {
+					return err
+				}
+				if name == "" {
+					return errorf("message id %s: its host %s is no broker of the cluster (a client id needs -t topic)", *id, host)
+				}
 				m, err = adm.ViewMessageByOffsetID(ctx, *id)
 			} else {
 				m, err = adm.ViewMessage(ctx, *topic, *id)
@@ -181,16 +194,18 @@ var queryMsgByIdCmd = &command{
 	},
 }
 
-// brokerByHost returns the name of the broker whose master stores at
-// host, "" when none does.
+// brokerByHost returns the name of the broker that stores at host (any
+// of its replicas), "" when none does.
 func brokerByHost(ctx context.Context, adm *admin.Admin, host netip.AddrPort) (string, error) {
 	ci, err := adm.ClusterInfo(ctx)
 	if err != nil {
 		return "", err
 	}
 	for _, name := range slices.Sorted(maps.Keys(ci.BrokerAddrTable)) {
-		if ap, err := netip.ParseAddrPort(ci.BrokerAddrTable[name].MasterAddr()); err == nil && ap == host {
-			return name, nil
+		for _, addr := range ci.BrokerAddrTable[name].BrokerAddrs {
+			if ap, err := netip.ParseAddrPort(addr); err == nil && ap == host {
+				return name, nil
+			}
 		}
 	}
 	return "", nil
@@ -331,6 +346,15 @@ func consume(ctx context.Context, a *app, topic, group, tags string, count int, 
 	}
 	if a.tlsConfig != nil {
 		opts = append(opts, consumer.WithTLS(a.tlsConfig))
+	}
+	// A consumer waits for a topic that does not exist yet; a quick test
+	// rather wants to hear it is missing.
+	adm, err := a.admin(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := adm.TopicRoute(ctx, topic); err != nil {
+		return err
 	}
 	c, err := consumer.NewPull(opts...)
 	if err != nil {
