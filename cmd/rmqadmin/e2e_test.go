@@ -174,6 +174,18 @@ func TestTopics(t *testing.T) {
 	e.waitRoute(t, "cli%"+nsTopic, 1)
 	has(t, e.ok(t, "topicList"), "cli%"+nsTopic)
 	has(t, e.ok(t, "topicList", "-namespace", "cli"), nsTopic)
+	var dt struct {
+		Topic, Cluster string
+		Deleted        bool
+	}
+	e.ok(t, "-namespace", "cli", "deleteTopic", "-t", nsTopic, "-c", e.cluster, "-o", "json").decode(t, &dt)
+	if dt.Topic != nsTopic || dt.Cluster != e.cluster || !dt.Deleted {
+		t.Errorf("deleteTopic -o json: %+v", dt)
+	}
+	testutil.WaitFor(t, wait, "the namespaced topic's route to go", func() bool {
+		_, err := e.adm.TopicRoute(ctxT(t), "cli%"+nsTopic)
+		return err != nil
+	})
 
 	// deleteTopic, then the route is gone.
 	r = e.ok(t, "deleteTopic", "-t", topic, "-c", e.cluster)
@@ -233,6 +245,21 @@ func TestGroups(t *testing.T) {
 	}
 	fails(t, e.run(t, "deleteSubGroup", "-c", e.cluster, "-g", group), 1, group, "SUBSCRIPTION_GROUP_NOT_EXIST")
 	fails(t, e.run(t, "deleteSubGroup", "-b", e.brokerAddr, "-g", group, "-o", "json"), 1, group, "SUBSCRIPTION_GROUP_NOT_EXIST")
+	other := name(t, "CLIG2")
+	e.ok(t, "updateSubGroup", "-b", e.brokerAddr, "-g", other)
+	var dg struct {
+		Group, BrokerAddr     string
+		RemoveOffset, Deleted bool
+	}
+	e.ok(t, "deleteSubGroup", "-b", e.brokerAddr, "-g", other, "-r", "true", "-o", "json").decode(t, &dg)
+	if dg.Group != other || dg.BrokerAddr != e.brokerAddr || !dg.RemoveOffset || !dg.Deleted {
+		t.Errorf("deleteSubGroup -o json: %+v", dg)
+	}
+	if groups, err = e.adm.Groups(ctxT(t), e.brokerAddr); err != nil {
+		t.Fatal(err)
+	} else if _, ok := groups[other]; ok {
+		t.Errorf("deleteSubGroup -b left %s on the broker", other)
+	}
 	fails(t, e.run(t, "updateSubGroup", "-c", e.cluster, "-g", group, "-s", "maybe"), 2, "-s")
 	fails(t, e.run(t, "updateSubGroup", "-g", group), 2, "-b", "-c")
 }
