@@ -533,11 +533,11 @@ func TestMessages(t *testing.T) {
 	}
 	fails(t, e.run(t, "producerConnection", "-g", name(t, "NOPG"), "-t", topic), 1)
 
-	// consume as a table, with a time limit: the one new message.
-	r = e.ok(t, "consume", "-t", topic, "-g", cg, "-d", "3s")
+	// consume as a table: the one new message, then nothing.
+	r = e.ok(t, "consume", "-t", topic, "-g", cg, "-c", "1", "-d", "20s")
 	has(t, r, "#MsgId", "#Broker", "Name", "#QID", "#Offset", "#Tags", "#Keys", "#Body")
 	if !strings.Contains(r.stdout, "from the live producer") || strings.Count(r.stdout, "\n") != 2 {
-		t.Errorf("consume -d 3s: want the one new message:\n%v", r)
+		t.Errorf("consume -c 1: want the one new message:\n%v", r)
 	}
 	r = e.run(t, "consume", "-t", topic, "-g", cg, "-c", "1", "-d", "500ms")
 	if r.code != 1 || !strings.Contains(r.stderr, "0 of 1 messages") {

@@ -3,6 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,5 +183,78 @@ func TestRunUsage(t *testing.T) {
 		if code != exitOK && tc.args != nil && (!strings.HasPrefix(stderr.String(), "rmqadmin: ") || strings.Count(stderr.String(), "\n") != 1) {
 			t.Errorf("run %q: want one line on stderr, got %q", tc.args, stderr.String())
 		}
+	}
+}
+
+func TestTLSConfig(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "rmqadmin test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	notPEM := filepath.Join(dir, "not.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := func(string) string { return "" }
+	for _, tc := range []struct {
+		name     string
+		g        globals
+		tls      bool
+		insecure bool
+		withCA   bool
+		bad      bool
+	}{
+		{name: "plain"},
+		{name: "tls", g: globals{tls: true}, tls: true},
+		{name: "insecure", g: globals{tlsInsecure: true}, tls: true, insecure: true},
+		{name: "ca", g: globals{tlsCA: ca}, tls: true, withCA: true},
+		{name: "not pem", g: globals{tlsCA: notPEM}, bad: true},
+		{name: "missing", g: globals{tlsCA: filepath.Join(dir, "missing.pem")}, bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.g
+			g.nameServers, g.output, g.timeout = "127.0.0.1:9876", "table", time.Second
+			a, err := newApp(&g, io.Discard, env)
+			if tc.bad {
+				if err == nil {
+					t.Fatal("no error")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (a.tlsConfig != nil) != tc.tls {
+				t.Fatalf("TLS config %v, want TLS %v", a.tlsConfig, tc.tls)
+			}
+			if !tc.tls {
+				return
+			}
+			if a.tlsConfig.InsecureSkipVerify != tc.insecure {
+				t.Errorf("InsecureSkipVerify %v, want %v", a.tlsConfig.InsecureSkipVerify, tc.insecure)
+			}
+			if tc.withCA {
+				if _, err := cert.Verify(x509.VerifyOptions{Roots: a.tlsConfig.RootCAs}); err != nil {
+					t.Errorf("the CA is not in RootCAs: %v", err)
+				}
+			} else if a.tlsConfig.RootCAs != nil {
+				t.Error("RootCAs set without -tls-ca")
+			}
+		})
 	}
 }
