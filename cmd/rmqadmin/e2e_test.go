@@ -15,6 +15,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
 func TestClusterAndBroker(t *testing.T) {
@@ -661,4 +662,47 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("run %q = %d, want 1 and one line with %q\nstdout: %s\nstderr: %s", tc.args, code, tc.want, stdout.String(), stderr.String())
 		}
 	}
+}
+
+// TestACL checks that the credentials from flags, the environment and the
+// ACL file sign requests: the NameServer and the broker are made to reject
+// requests that do not verify, as an ACL-enabled server does.
+func TestACL(t *testing.T) {
+	e := start(t)
+	if e.local == nil {
+		t.Skipf("needs the in-process cluster (%s is set): its servers are made to check signatures", envExternal)
+	}
+	const ak, sk = "rmqadminAK", "rmqadmin-Secret-5678"
+	reject := rmqtest.Fault{Respond: true, Code: remoting.SystemError, Remark: "ACL check failed", Match: func(req *remoting.Command) bool {
+		return remoting.VerifyACL(req, func(k string) (string, bool) { return sk, k == ak }) != nil
+	}}
+	e.local.InterceptNameServer(remoting.GetAllTopicListFromNameServer, reject)
+	e.local.InterceptNameServer(remoting.GetBrokerClusterInfo, reject)
+	if err := e.local.Intercept(e.broker, remoting.GetBrokerRuntimeInfo, reject); err != nil {
+		t.Fatal(err)
+	}
+	fails(t, e.run(t, "topicList"), 1, "ACL check failed")
+	fails(t, e.run(t, "-ak", ak, "-sk", "wrong", "topicList"), 1, "ACL check failed")
+
+	file := t.TempDir() + "/acl"
+	if err := os.WriteFile(file, []byte("accessKey="+ak+"\nsecretKey="+sk+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []result{
+		e.run(t, "-ak", ak, "-sk", sk, "topicList"),
+		exe(t, []string{envAccessKey + "=" + ak, envSecretKey + "=" + sk}, "-n", e.ns, "topicList"),
+		e.run(t, "-acl-file", file, "topicList"),
+	} {
+		if r.code != 0 || !strings.Contains(r.stdout, e.broker) {
+			t.Errorf("signed topicList: want success listing %s:\n%v", e.broker, r)
+		}
+		if strings.Contains(r.stdout+r.stderr, sk) {
+			t.Errorf("the secret is printed:\n%v", r)
+		}
+	}
+	r := e.run(t, "-acl-file", file, "brokerStatus", "-b", e.brokerAddr)
+	if r.code != 0 || !strings.Contains(r.stdout, "brokerVersionDesc:") {
+		t.Errorf("signed brokerStatus: want success:\n%v", r)
+	}
+	fails(t, e.run(t, "brokerStatus", "-b", e.brokerAddr), 1, "ACL check failed")
 }
