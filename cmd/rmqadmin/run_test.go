@@ -258,3 +258,25 @@ func TestTLSConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpEveryCommand builds every command's flags (a flag defined twice
+// panics) and checks its usage.
+func TestHelpEveryCommand(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	var all bytes.Buffer
+	if code := run(context.Background(), []string{"help"}, &all, io.Discard, noEnv); code != exitOK {
+		t.Fatalf("help: exit %d", code)
+	}
+	for _, c := range commands() {
+		if !strings.Contains(all.String(), "  "+c.name+" ") {
+			t.Errorf("help lacks %s:\n%s", c.name, all.String())
+		}
+		for _, args := range [][]string{{"help", c.name}, {c.name, "-h"}, {"-n", "x:1", c.name, "--help"}} {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), args, &stdout, &stderr, noEnv)
+			if code != exitOK || stderr.Len() != 0 || !strings.HasPrefix(stdout.String(), "rmqadmin "+c.name+": "+c.synopsis) {
+				t.Errorf("run %q = %d\nstdout: %s\nstderr: %s", args, code, stdout.String(), stderr.String())
+			}
+		}
+	}
+}
