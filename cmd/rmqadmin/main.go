@@ -50,8 +50,7 @@ func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(form
 type command struct {
 	name     string
 	synopsis string
-	// java says how the command differs from mqadmin's, when it does.
-	setup func(fs *flag.FlagSet) action
+	setup    func(fs *flag.FlagSet) action
 	// orderFlag: -o is the command's own (updateTopic's order), so the
 	// output format is only -output there.
 	orderFlag bool
