@@ -650,6 +650,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"deleteSubGroup", "-b", e.brokerAddr, "-g", "bad group"}, "bad group"},
 		{[]string{"resetOffsetByTime", "-g", "G", "-t", "NoSuchTopic_CLI", "-s", "now"}, "NoSuchTopic_CLI"},
 		{[]string{"producerConnection", "-g", "NoSuchGroup_CLI", "-t", "NoSuchTopic_CLI"}, "NoSuchTopic_CLI"},
+		{[]string{"consumerProgress", "-g", "NoSuchGroup_CLI"}, "NoSuchGroup_CLI has no consume progress"},
 		{[]string{"brokerStatus", "-b", "127.0.0.1:1"}, "127.0.0.1:1"},
 		{[]string{"brokerStatus", "-b", "not an address"}, "not an address"},
 		{[]string{"consume", "-t", "NoSuchTopic_CLI", "-d", "200ms", "-c", "1"}, "NoSuchTopic_CLI"},

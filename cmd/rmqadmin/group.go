@@ -165,6 +165,14 @@ func consumerProgress(ctx context.Context, a *app, group, topic string, showClie
 	if err != nil {
 		return err
 	}
+	if len(cs.Queues) == 0 {
+		// As Java's examineConsumeStats, which mqadmin reports.
+		on := ""
+		if topic != "" {
+			on = " on topic " + topic
+		}
+		return errorf("group %s has no consume progress%s: it has committed no offset", group, on)
+	}
 	var holders map[rocketmq.MessageQueue]string
 	if showClient {
 		if holders, err = queueHolders(ctx, adm, group); err != nil {
