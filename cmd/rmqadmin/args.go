@@ -47,7 +47,7 @@ func required(pairs ...string) error {
 	return nil
 }
 
-// oneOf checks that exactly one of -b and -c is given.
+// brokerOrCluster checks that exactly one of -b and -c is given.
 func brokerOrCluster(broker, cluster string) error {
 	switch {
 	case broker == "" && cluster == "":
