@@ -120,7 +120,11 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 		return tc, 0, b.sendResponse(remoting.NoPermission, validationReason(err))
 	}
 	if !ok {
-		tc, ok = b.topics.createFromTemplate(topic, h.DefaultTopic, h.DefaultTopicQueueNums, 0)
+		var err error
+		tc, ok, err = b.topics.createFromTemplate(topic, h.DefaultTopic, h.DefaultTopicQueueNums, 0)
+		if err != nil {
+			return tc, 0, b.sendResponse(remoting.SystemError, "create topic["+topic+"] failed: "+err.Error())
+		}
 		if !ok && rocketmq.IsRetryTopic(topic) {
 			tc, ok = b.topics.ensure(topic, 1, rocketmq.PermRead|rocketmq.PermWrite), true
 		}
