@@ -173,7 +173,14 @@ func loadTopicNames(dir string) (map[string]remoting.TopicConfig, error) {
 // restart, and at every point of every write (where a crash could stop
 // it) the file a restart reads holds every topic acknowledged so far.
 func TestTopicsConcurrentCreatesPersisted(t *testing.T) {
-	const creates = 400
+	// 400 at once (the writes coalesce), and 120 from 8 clients one after
+	// the other (a write or more each, so many kill points).
+	for _, n := range []struct{ creates, workers int }{{400, 400}, {120, 8}} {
+		t.Run(strconv.Itoa(n.workers)+"clients", func(t *testing.T) { testConcurrentCreates(t, n.creates, n.workers) })
+	}
+}
+
+func testConcurrentCreates(t *testing.T, creates, workers int) {
 	cfg := sendTestConfig(t)
 	b := startBroker(t, cfg)
 	cli := newTestClient(t)
@@ -213,27 +220,33 @@ func TestTopicsConcurrentCreatesPersisted(t *testing.T) {
 		})
 	})
 
+	start := time.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, creates)
-	for i := range creates {
+	create := func(i int) {
+		topic := "Burst" + strconv.Itoa(i)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		resp, err := cli.Invoke(ctx, b.Addr(), adminCreateReq(topic, 2, 6, "SINGLE_TAG"))
+		if err != nil {
+			errs <- err
+			return
+		}
+		if resp.Code != remoting.Success {
+			errs <- fmt.Errorf("%s: code %d %q", topic, resp.Code, resp.Remark)
+			return
+		}
+		mu.Lock()
+		acked[topic] = true
+		mu.Unlock()
+	}
+	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			topic := "Burst" + strconv.Itoa(i)
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			resp, err := cli.Invoke(ctx, b.Addr(), adminCreateReq(topic, 2, 6, "SINGLE_TAG"))
-			if err != nil {
-				errs <- err
-				return
+			for i := w; i < creates; i += workers {
+				create(i)
 			}
-			if resp.Code != remoting.Success {
-				errs <- fmt.Errorf("%s: code %d %q", topic, resp.Code, resp.Remark)
-				return
-			}
-			mu.Lock()
-			acked[topic] = true
-			mu.Unlock()
 		}()
 	}
 	wg.Wait()
@@ -248,6 +261,7 @@ func TestTopicsConcurrentCreatesPersisted(t *testing.T) {
 	if checks == 0 {
 		t.Error("the write hook never ran")
 	}
+	t.Logf("%d creates answered in %v with %d kill points checked", creates, time.Since(start), checks)
 	mu.Unlock()
 
 	// A write-ahead crash cannot be simulated in-process; a clean restart
