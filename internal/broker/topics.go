@@ -99,13 +99,19 @@ func (m *topicManager) put(tc remoting.TopicConfig) error {
 	return m.changed()
 }
 
-// remove deletes a topic; it reports whether it existed.
-func (m *topicManager) remove(topic string) bool {
-	ok := m.del(topic)
-	if ok {
-		m.changed()
+// remove deletes a topic; it reports whether it existed, and an error
+// when the table is not on disk. The table is persisted even for an
+// unknown topic: a retried delete whose first write failed finds nothing
+// to delete but must still write the deletion.
+func (m *topicManager) remove(topic string) (bool, error) {
+	if m.del(topic) {
+		return true, m.changed()
 	}
-	return ok
+	err := m.persist()
+	if err != nil {
+		m.b.log.Error("persist topics", "err", err)
+	}
+	return false, err
 }
 
 // changed persists the table and re-registers with the NameServers.

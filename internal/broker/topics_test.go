@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -329,6 +330,65 @@ func TestTopicsCreateNotPersistedIsRefused(t *testing.T) {
 				if _, ok := got[k]; !ok {
 					t.Errorf("%s missing after the next write", k)
 				}
+			}
+		})
+	}
+}
+
+// Every admin change of a config file is refused when the file cannot be
+// written (here a directory blocks its temporary file), rather than
+// answered SUCCESS for a change a restart would lose.
+func TestAdminConfigChangesNotPersistedRefused(t *testing.T) {
+	e := sendTestBroker(t, nil)
+	configDir := filepath.Join(e.b.cfg.StoreDir, "config")
+	if resp := e.invoke(t, adminCreateReq("DelMe", 1, 6, "SINGLE_TAG")); resp.Code != remoting.Success {
+		t.Fatalf("create: %d %q", resp.Code, resp.Remark)
+	}
+	group := remoting.NewSubscriptionGroupConfig("BlockedGroup")
+	groupReq := func() *remoting.Command {
+		return remoting.NewRequest(remoting.UpdateAndCreateSubscriptionGroup, nil, group.AppendJSON(nil, remoting.JSONStandard))
+	}
+	delTopic := remoting.DeleteTopicRequestHeader{Topic: "DelMe"}
+	delGroup := remoting.DeleteSubscriptionGroupRequestHeader{GroupName: "BlockedGroup"}
+	tests := []struct {
+		name, file string
+		req        func() *remoting.Command
+		name2      string // in the file after the retry, or not
+		present    bool
+	}{
+		{"create topic", "topics.json", func() *remoting.Command { return adminCreateReq("Blocked", 1, 6, "SINGLE_TAG") }, "Blocked", true},
+		{"delete topic", "topics.json", func() *remoting.Command {
+			return remoting.NewRequest(remoting.DeleteTopicInBroker, delTopic.AppendExt(nil), nil)
+		}, "DelMe", false},
+		{"create group", "subscriptionGroup.json", groupReq, "BlockedGroup", true},
+		{"delete group", "subscriptionGroup.json", func() *remoting.Command {
+			return remoting.NewRequest(remoting.DeleteSubscriptionGroup, delGroup.AppendExt(nil), nil)
+		}, "BlockedGroup", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			block := filepath.Join(configDir, tt.file+atomicfile.TempSuffix)
+			// Not empty, so the failed write's clean-up cannot remove it.
+			if err := os.MkdirAll(filepath.Join(block, "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			resp := e.invoke(t, tt.req())
+			if err := os.RemoveAll(block); err != nil {
+				t.Fatal(err)
+			}
+			if resp.Code != remoting.SystemError {
+				t.Errorf("code %d %q, want SYSTEM_ERROR", resp.Code, resp.Remark)
+			}
+			// Unblocked, the same request succeeds.
+			if resp := e.invoke(t, tt.req()); resp.Code != remoting.Success {
+				t.Errorf("retry: code %d %q", resp.Code, resp.Remark)
+			}
+			data, err := store.ReadConfigFile(filepath.Join(configDir, tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(string(data), `"`+tt.name2+`"`); got != tt.present {
+				t.Errorf("after the retry %s lists %s: %v, want %v", tt.file, tt.name2, got, tt.present)
 			}
 		})
 	}
