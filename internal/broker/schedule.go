@@ -359,9 +359,9 @@ func (b *Broker) checkDeliveryTarget(topic string, qid int64) error {
 }
 
 // logUndeliverable records a dropped parked message, once: Java's services
-// log and drop what they cannot put (ScheduleMessageService "drop it",
-// TimerMessageStore PUT_NO_RETRY). The record stays in the commit log,
-// found by its message id or keys.
+// log and drop where they check (ScheduleMessageService for a
+// RMQ_SYS_TRANS_HALF_TOPIC target, TimerMessageStore PUT_NO_RETRY). The
+// record stays in the commit log, found by its message id or keys.
 func (b *Broker) logUndeliverable(kind string, m *rocketmq.MessageExt, err error) {
 	b.log.Error("parked message undeliverable, dropped", "kind", kind, "msgId", m.MsgID,
 		"uniqKey", m.Properties[rocketmq.PropertyUniqKey], "commitLogOffset", m.CommitLogOffset, "err", err)
