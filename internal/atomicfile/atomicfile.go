@@ -18,48 +18,69 @@ const (
 	BackupSuffix = ".bak"
 )
 
-// step names the points Write goes through, so a test can fail it midway.
-type step int
+// Step names a point a write has passed; a Hook sees them in this order.
+type Step int
 
 const (
-	stepWritten  step = iota // the temporary file is written and synced
-	stepBackedUp             // the previous file has become path.bak
+	StepTempWritten Step = iota // the new content is synced in path.tmp
+	StepBackedUp                // the previous content is synced in path.bak
+	StepRenamed                 // path.tmp has replaced path; the directory is not synced yet
 )
 
+// Hook is called at each Step of a write; an error stops the write there,
+// as a crash would. Tests use it to look at the files at every point.
+type Hook func(Step) error
+
 // Write replaces path with data atomically and durably, creating the
-// directory if needed. Its errors name the path, for the caller to wrap. The temporary file is path.tmp; one writer per path
-// at a time.
+// directory if needed. Its errors name the path, for the caller to wrap.
+// The temporary file is path.tmp: one writer per path at a time (the
+// caller serializes).
 func Write(path string, data []byte, perm os.FileMode) error {
-	return write(path, data, perm, nil, nil)
+	return WriteHooked(path, data, perm, nil, nil)
 }
 
-// WriteKeepingBackup is Write that first renames the current file to
-// path.bak when keep accepts its content (a well-formed document), so a
-// reader has a fallback while the new file is not yet in place.
+// WriteKeepingBackup is Write that first copies the current file to
+// path.bak when keep accepts its content (a well-formed document). path
+// itself is never missing: it is replaced by one rename, so a reader finds
+// the old or the new content there, and the backup only serves when path
+// is damaged.
 func WriteKeepingBackup(path string, data []byte, perm os.FileMode, keep func(old []byte) bool) error {
-	return write(path, data, perm, keep, nil)
+	return WriteHooked(path, data, perm, keep, nil)
 }
 
-func write(path string, data []byte, perm os.FileMode, keep func([]byte) bool, fail func(step) error) error {
+// WriteHooked is WriteKeepingBackup (Write when keep is nil) calling hook,
+// if not nil, at each Step.
+func WriteHooked(path string, data []byte, perm os.FileMode, keep func(old []byte) bool, hook Hook) error {
+	at := func(s Step) error {
+		if hook == nil {
+			return nil
+		}
+		return hook(s)
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	tmp := path + TempSuffix
 	err := writeSynced(tmp, data, perm)
-	if err == nil && fail != nil {
-		err = fail(stepWritten)
+	if err == nil {
+		err = at(StepTempWritten)
 	}
 	if err == nil && keep != nil {
+		// Java's MixAll.string2File copies the old content to .bak too, but
+		// then deletes the file before the rename; here the rename replaces
+		// it, so no crash leaves only the backup.
 		if cur, rerr := os.ReadFile(path); rerr == nil && keep(cur) {
-			err = os.Rename(path, path+BackupSuffix)
-			if err == nil && fail != nil {
-				err = fail(stepBackedUp)
+			err = writeSynced(path+BackupSuffix, cur, perm)
+			if err == nil {
+				err = at(StepBackedUp)
 			}
 		}
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		if err = os.Rename(tmp, path); err == nil {
+			err = at(StepRenamed)
+		}
 	}
 	if err != nil {
 		if rerr := os.Remove(tmp); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {

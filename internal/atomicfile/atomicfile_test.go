@@ -24,20 +24,20 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-// A write that fails at any point leaves the old file as it was and no
-// temporary file behind.
+// A write that stops before the rename, as a crash would, leaves the old
+// file in place (never only the backup) and no temporary file behind.
 func TestWriteFailureKeepsOldFile(t *testing.T) {
 	boom := errors.New("power cut")
 	old, next := []byte(`{"v":"old"}`), []byte(`{"v":"new"}`)
 	for _, tc := range []struct {
 		name    string
-		at      step
+		at      Step
 		keep    bool
 		wantBak bool
 	}{
-		{"after the temporary file is synced", stepWritten, false, false},
-		{"after the temporary file is synced, with backup", stepWritten, true, false},
-		{"after the backup rename", stepBackedUp, true, true},
+		{"after the temporary file is synced", StepTempWritten, false, false},
+		{"after the temporary file is synced, with backup", StepTempWritten, true, false},
+		{"after the backup is written", StepBackedUp, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "config.json")
@@ -48,27 +48,58 @@ func TestWriteFailureKeepsOldFile(t *testing.T) {
 			if tc.keep {
 				keep = func([]byte) bool { return true }
 			}
-			fail := func(s step) error {
+			hook := func(s Step) error {
 				if s == tc.at {
 					return boom
 				}
 				return nil
 			}
-			if err := write(path, next, 0o644, keep, fail); !errors.Is(err, boom) {
+			if err := WriteHooked(path, next, 0o644, keep, hook); !errors.Is(err, boom) {
 				t.Fatalf("write: %v, want %v", err, boom)
 			}
 			if _, err := os.Stat(path + TempSuffix); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("temporary file left behind: %v", err)
 			}
-			readPath := path
-			if tc.wantBak {
-				// Between the two renames the old content is the backup.
-				readPath = path + BackupSuffix
+			if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, old) {
+				t.Errorf("file holds %q, %v; want the old content", got, err)
 			}
-			if got, err := os.ReadFile(readPath); err != nil || !bytes.Equal(got, old) {
-				t.Errorf("%s holds %q, %v; want the old content", filepath.Base(readPath), got, err)
+			got, err := os.ReadFile(path + BackupSuffix)
+			if tc.wantBak && (err != nil || !bytes.Equal(got, old)) {
+				t.Errorf("backup holds %q, %v; want the old content", got, err)
+			}
+			if !tc.wantBak && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("backup %q, %v; want none", got, err)
 			}
 		})
+	}
+}
+
+// At every step of a write with backup, the file itself holds a complete
+// version: the old one until the rename, the new one after it.
+func TestWriteKeepingBackupFileNeverMissing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	old, next := []byte(`{"v":"old"}`), []byte(`{"v":"new"}`)
+	if err := Write(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen []Step
+	hook := func(s Step) error {
+		seen = append(seen, s)
+		want := old
+		if s == StepRenamed {
+			want = next
+		}
+		if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("at step %d the file holds %q, %v; want %q", s, got, err, want)
+		}
+		return nil
+	}
+	keep := func([]byte) bool { return true }
+	if err := WriteHooked(path, next, 0o644, keep, hook); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 3 {
+		t.Errorf("steps seen: %v, want all three", seen)
 	}
 }
 

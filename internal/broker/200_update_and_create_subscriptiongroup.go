@@ -22,7 +22,9 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(_ context.Context, c *se
 	if g.GroupName == "" {
 		return remoting.NewResponse(remoting.SystemError, "subscription group config without groupName")
 	}
-	b.groups.put(g)
+	if err := b.groups.put(g); err != nil {
+		return remoting.NewResponse(remoting.SystemError, "update subscription group config failed: "+err.Error())
+	}
 	b.log.Info("subscription group updated", "group", g.GroupName, "by", remoteAddrString(c))
 	return remoting.NewResponse(remoting.Success, "")
 }

@@ -34,7 +34,7 @@ func (b *Broker) handleGetConsumeStats(_ context.Context, _ *server.Conn, h *rem
 		if !b.clients.subscribesOrAll(group, topic) {
 			continue
 		}
-		for i := int32(0); i < tc.ReadQueueNums; i++ {
+		for i := int32(0); i < clampQueueNums(tc.ReadQueueNums, b.cfg.MaxQueueNums); i++ {
 			w := remoting.OffsetWrapper{BrokerOffset: max(b.store.MaxOffset(topic, i), 0)}
 			if off, ok := b.offsets.query(group, topic, i); ok && off > 0 {
 				w.ConsumerOffset = off

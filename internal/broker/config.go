@@ -107,6 +107,13 @@ type Config struct {
 	// SYSTEM_ERROR.
 	EnablePropertyFilter bool
 
+	// MaxQueueNums bounds a topic's read and write queue counts (1024):
+	// UPDATE_AND_CREATE_TOPIC outside 1..MaxQueueNums is refused, an
+	// auto-created topic gets at most this many and a loaded topics.json is
+	// clamped to it. Java checks no bound; 1024 is the largest count it
+	// creates itself (BenchmarkTest).
+	MaxQueueNums int32
+
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
 
@@ -191,6 +198,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.TransactionMaxPending <= 0 {
 		c.TransactionMaxPending = 1_000_000
+	}
+	if c.MaxQueueNums <= 0 {
+		c.MaxQueueNums = defaultMaxQueueNums
 	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"

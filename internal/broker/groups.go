@@ -111,17 +111,25 @@ func (m *groupManager) findOrCreate(group string) (remoting.SubscriptionGroupCon
 	return g, true
 }
 
-// put creates or replaces a group's config (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP).
-func (m *groupManager) put(g remoting.SubscriptionGroupConfig) {
+// put creates or replaces a group's config (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP);
+// the error says the change is not on disk.
+func (m *groupManager) put(g remoting.SubscriptionGroupConfig) error {
 	m.set(g.GroupName, g)
-	m.persistLogged()
+	err := m.persist()
+	if err != nil {
+		m.b.log.Error("persist subscription groups", "err", err)
+	}
+	return err
 }
 
-// remove deletes a group's config; it reports whether it existed.
-func (m *groupManager) remove(group string) bool {
+// remove deletes a group's config; it reports whether it existed, and an
+// error when the table is not on disk. It writes even for an unknown
+// group: a retried delete whose first write failed must still write it.
+func (m *groupManager) remove(group string) (bool, error) {
 	ok := m.del(group)
-	if ok {
-		m.persistLogged()
+	err := m.persist()
+	if err != nil {
+		m.b.log.Error("persist subscription groups", "err", err)
 	}
-	return ok
+	return ok, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -280,6 +281,13 @@ func (s *scheduleService) deliver(ctx context.Context, level int, e store.QueueE
 		s.b.log.Warn("delayed message without REAL_TOPIC/REAL_QID, skipping", "level", level, "phys", e.PhysicalOffset)
 		return nil
 	}
+	if err := s.b.checkDeliveryTarget(realTopic, qid); err != nil {
+		if !errors.Is(err, errUndeliverable) {
+			return err
+		}
+		s.b.logUndeliverable("delayed", m, err)
+		return nil
+	}
 	if s.verify[level-1] {
 		if s.alreadyDelivered(m, realTopic, int32(qid)) {
 			return nil
@@ -292,7 +300,71 @@ func (s *scheduleService) deliver(ctx context.Context, level int, e store.QueueE
 	delete(props, rocketmq.PropertyTimerDelaySec)
 	delete(props, rocketmq.PropertyTimerDelayMS)
 	props[rocketmq.PropertyWaitStoreMsgOK] = "false"
-	return s.b.reput(ctx, m, realTopic, int32(qid), props)
+	if err := s.b.reput(ctx, m, realTopic, int32(qid), props); err != nil {
+		if !errors.Is(err, errUndeliverable) {
+			return err
+		}
+		s.b.logUndeliverable("delayed", m, err)
+	}
+	return nil
+}
+
+// errUndeliverable marks a parked (delayed or timer) message that is
+// dropped instead of retried: its target breaks the send path's rules, or
+// the store refuses it for good.
+var errUndeliverable = errors.New("rocketmq: broker: undeliverable parked message")
+
+// checkDeliveryTarget applies the send path's rules to the REAL_TOPIC and
+// REAL_QID of a parked message: a valid name, not a topic clients may not
+// send to, a topic that exists or is auto-created as a send would create
+// it, a queue id within its queues. Java's services check none of this
+// (they put into any topic and queue); the records can come from a store
+// written before sends to rmq_sys_ topics were refused. A refusal wraps
+// errUndeliverable; any other error is worth a retry.
+func (b *Broker) checkDeliveryTarget(topic string, qid int64) error {
+	if err := ValidateTopicBroker(topic); err != nil {
+		return fmt.Errorf("%w: REAL_TOPIC %q: %s", errUndeliverable, topic, validationReason(err))
+	}
+	if sendForbidden(topic) {
+		return fmt.Errorf("%w: REAL_TOPIC %s may not be sent to", errUndeliverable, topic)
+	}
+	if qid < 0 || qid > math.MaxInt32 {
+		return fmt.Errorf("%w: REAL_QID %d out of range", errUndeliverable, qid)
+	}
+	tc, ok := b.topics.get(topic)
+	if !ok {
+		// Created as the send path creates it, unless the queue id is
+		// beyond what creation would give: then nothing is created.
+		retry := rocketmq.IsRetryTopic(topic)
+		if limit := b.cfg.DefaultTopicQueueNums; (retry && qid >= 1) || (!retry && qid >= int64(limit)) {
+			return fmt.Errorf("%w: topic %s does not exist and REAL_QID %d is beyond the queues it would get", errUndeliverable, topic, qid)
+		}
+		if retry {
+			tc, ok = b.topics.ensure(topic, 1, rocketmq.PermRead|rocketmq.PermWrite), true
+		} else {
+			var err error
+			if tc, ok, err = b.topics.createFromTemplate(topic, rocketmq.TopicAutoCreate, b.cfg.DefaultTopicQueueNums, 0); err != nil {
+				return err
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%w: topic %s does not exist and cannot be created", errUndeliverable, topic)
+		}
+		b.log.Info("topic auto-created for a parked message", "topic", topic, "queues", tc.WriteQueueNums)
+	}
+	if n := max(tc.ReadQueueNums, tc.WriteQueueNums); qid >= int64(n) {
+		return fmt.Errorf("%w: REAL_QID %d out of range of %s (%d queues)", errUndeliverable, qid, topic, n)
+	}
+	return nil
+}
+
+// logUndeliverable records a dropped parked message, once: Java's services
+// log and drop where they check (ScheduleMessageService for a
+// RMQ_SYS_TRANS_HALF_TOPIC target, TimerMessageStore PUT_NO_RETRY). The
+// record stays in the commit log, found by its message id or keys.
+func (b *Broker) logUndeliverable(kind string, m *rocketmq.MessageExt, err error) {
+	b.log.Error("parked message undeliverable, dropped", "kind", kind, "msgId", m.MsgID,
+		"uniqKey", m.Properties[rocketmq.PropertyUniqKey], "commitLogOffset", m.CommitLogOffset, "err", err)
 }
 
 // alreadyDelivered reports whether the index of realTopic holds a copy of
@@ -340,7 +412,8 @@ func (b *Broker) findDelivered(topic, key string, since int64, claimed map[int64
 }
 
 // reput stores a parked message (delayed or timer) as a new message of
-// topic/queue with props, keeping flag, sysFlag, body, born time and host
+// topic/queue with props (a record the store refuses for good wraps
+// errUndeliverable), keeping flag, sysFlag, body, born time and host
 // and reconsume times. The tags code is recomputed from TAGS.
 func (b *Broker) reput(ctx context.Context, m *rocketmq.MessageExt, topic string, queueID int32, props map[string]string) error {
 	put := copyOf(m, topic, queueID, props)
@@ -348,6 +421,9 @@ func (b *Broker) reput(ctx context.Context, m *rocketmq.MessageExt, topic string
 	put.Properties = message.EncodeProperties(props)
 	res, err := b.store.PutMessage(ctx, &put)
 	if err != nil {
+		if errors.Is(err, store.ErrInvalidMessage) || errors.Is(err, store.ErrMessageTooLarge) {
+			return fmt.Errorf("%w: %w", errUndeliverable, err)
+		}
 		return err
 	}
 	b.stats.addPut(res.MsgCount, res.WroteBytes)

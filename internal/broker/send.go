@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,11 +117,15 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 	if err := ValidateTopicBroker(topic); err != nil {
 		return tc, 0, b.sendResponse(remoting.SystemError, validationReason(err))
 	}
-	if err := rocketmq.CheckSendAllowed(topic); err != nil {
-		return tc, 0, b.sendResponse(remoting.NoPermission, validationReason(err))
+	if sendForbidden(topic) {
+		return tc, 0, b.sendResponse(remoting.NoPermission, "Sending message to topic["+topic+"] is forbidden.")
 	}
 	if !ok {
-		tc, ok = b.topics.createFromTemplate(topic, h.DefaultTopic, h.DefaultTopicQueueNums, 0)
+		var err error
+		tc, ok, err = b.topics.createFromTemplate(topic, h.DefaultTopic, h.DefaultTopicQueueNums, 0)
+		if err != nil {
+			return tc, 0, b.sendResponse(remoting.SystemError, "create topic["+topic+"] failed: "+err.Error())
+		}
 		if !ok && rocketmq.IsRetryTopic(topic) {
 			tc, ok = b.topics.ensure(topic, 1, rocketmq.PermRead|rocketmq.PermWrite), true
 		}
@@ -141,6 +146,15 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 		return tc, 0, b.sendResponse(remoting.SystemError, remarkNoWriteQueue)
 	}
 	return tc, queueID, nil
+}
+
+// sendForbidden reports whether clients may not send to topic: Java's
+// TopicValidator.NOT_ALLOWED_SEND_TOPIC_SET and, beyond Java, every
+// rmq_sys_ topic. Those are the broker's own (rmq_sys_wheel_timer): it
+// trusts the REAL_TOPIC and REAL_QID of their records. TBW102, BenchmarkTest
+// and RMQ_SYS_TRACE_TOPIC stay open, as in Java.
+func sendForbidden(topic string) bool {
+	return rocketmq.IsNotAllowedSendTopic(topic) || strings.HasPrefix(topic, rocketmq.SystemTopicPrefix)
 }
 
 // orZero is *p, or the zero value for an optional header field the

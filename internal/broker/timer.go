@@ -324,6 +324,14 @@ func (t *timerService) fire(ctx context.Context, e timerEntry, now int64) error 
 		t.finish(off)
 		return nil
 	}
+	if err := t.b.checkDeliveryTarget(realTopic, qid); err != nil {
+		if !errors.Is(err, errUndeliverable) {
+			return err
+		}
+		t.b.logUndeliverable("timer", m, err)
+		t.finish(off)
+		return nil
+	}
 	uniq := m.Properties[rocketmq.PropertyUniqKey]
 	if t.cancelled(realTopic, uniq) {
 		t.b.log.Debug("timer message cancelled", "topic", realTopic, "uniqKey", uniq)
@@ -350,7 +358,10 @@ func (t *timerService) fire(ctx context.Context, e timerEntry, now int64) error 
 	props[rocketmq.PropertyTimerDequeueMS] = strconv.FormatInt(now, 10)
 	props[rocketmq.PropertyWaitStoreMsgOK] = "false"
 	if err := t.b.reput(ctx, m, realTopic, int32(qid), props); err != nil {
-		return err
+		if !errors.Is(err, errUndeliverable) {
+			return err
+		}
+		t.b.logUndeliverable("timer", m, err)
 	}
 	t.finish(off)
 	return nil

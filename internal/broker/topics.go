@@ -1,21 +1,34 @@
 package broker
 
 import (
+	"fmt"
 	"path/filepath"
+	"sync"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
+// defaultMaxQueueNums is Config.MaxQueueNums' default.
+const defaultMaxQueueNums = 1024
+
 // topicManager owns the topic table and config/topics.json.
 type topicManager struct {
 	b *Broker
 	configTable[remoting.TopicConfig]
+
+	// persistMu makes persist the only writer of topics.json; the table
+	// is copied under it, so a later write never holds an older table.
+	persistMu sync.Mutex
+	persisted remoting.DataVersion // version of the last complete write
+	// writeFile is store.WriteConfigFile; tests replace it to stop a
+	// write midway as a crash would.
+	writeFile func(path string, data []byte) error
 }
 
 func newTopicManager(b *Broker) *topicManager {
-	m := &topicManager{b: b}
+	m := &topicManager{b: b, writeFile: store.WriteConfigFile}
 	m.table = make(map[string]remoting.TopicConfig)
 	return m
 }
@@ -29,13 +42,41 @@ func (m *topicManager) load() error {
 	if found, err := readConfig(m.path(), w.DecodeJSON); !found {
 		return err
 	}
-	m.merge(w.TopicConfigTable, w.DataVersion, nil)
+	m.merge(w.TopicConfigTable, w.DataVersion, m.clampLoaded)
 	return nil
 }
 
+// clampLoaded bounds the queue counts of a loaded topic to
+// 0..Config.MaxQueueNums: a file written by an older broker may hold any
+// count, and every per-queue loop (stats, registration) runs to it.
+func (m *topicManager) clampLoaded(name string, tc remoting.TopicConfig) remoting.TopicConfig {
+	r, w := clampQueueNums(tc.ReadQueueNums, m.b.cfg.MaxQueueNums), clampQueueNums(tc.WriteQueueNums, m.b.cfg.MaxQueueNums)
+	if r != tc.ReadQueueNums || w != tc.WriteQueueNums {
+		m.b.log.Warn("topics.json: queue counts clamped", "topic", name,
+			"read", tc.ReadQueueNums, "write", tc.WriteQueueNums, "max", m.b.cfg.MaxQueueNums)
+		tc.ReadQueueNums, tc.WriteQueueNums = r, w
+	}
+	return tc
+}
+
+// clampQueueNums bounds n to 0..limit.
+func clampQueueNums(n, limit int32) int32 { return min(max(n, 0), limit) }
+
+// persist writes topics.json unless the file already holds the current
+// version. Concurrent callers queue on persistMu; one that waited usually
+// finds its change written by the one before it and returns at once.
 func (m *topicManager) persist() error {
+	m.persistMu.Lock()
+	defer m.persistMu.Unlock()
 	w := m.wrapper()
-	return store.WriteConfigFile(m.path(), w.AppendJSON(nil, remoting.JSONStandard))
+	if w.DataVersion == m.persisted {
+		return nil
+	}
+	if err := m.writeFile(m.path(), w.AppendJSON(nil, remoting.JSONStandard)); err != nil {
+		return fmt.Errorf("rocketmq: broker: persist topics: %w", err)
+	}
+	m.persisted = w.DataVersion
+	return nil
 }
 
 func (m *topicManager) persistLogged() {
@@ -51,24 +92,36 @@ func (m *topicManager) wrapper() remoting.TopicConfigSerializeWrapper {
 }
 
 // put creates or replaces tc, persists the table and re-registers with
-// the NameServers.
-func (m *topicManager) put(tc remoting.TopicConfig) {
+// the NameServers. The error says the change is not on disk (it is in the
+// table, and the next write carries it).
+func (m *topicManager) put(tc remoting.TopicConfig) error {
 	m.set(tc.TopicName, tc)
-	m.changed()
+	return m.changed()
 }
 
-// remove deletes a topic; it reports whether it existed.
-func (m *topicManager) remove(topic string) bool {
-	ok := m.del(topic)
-	if ok {
-		m.changed()
+// remove deletes a topic; it reports whether it existed, and an error
+// when the table is not on disk. The table is persisted even for an
+// unknown topic: a retried delete whose first write failed finds nothing
+// to delete but must still write the deletion.
+func (m *topicManager) remove(topic string) (bool, error) {
+	if m.del(topic) {
+		return true, m.changed()
 	}
-	return ok
+	err := m.persist()
+	if err != nil {
+		m.b.log.Error("persist topics", "err", err)
+	}
+	return false, err
 }
 
-func (m *topicManager) changed() {
-	m.persistLogged()
+// changed persists the table and re-registers with the NameServers.
+func (m *topicManager) changed() error {
+	err := m.persist()
+	if err != nil {
+		m.b.log.Error("persist topics", "err", err)
+	}
 	m.b.registerAsync()
+	return err
 }
 
 // ensure creates topic with the given queue counts and perm unless it exists.
@@ -78,10 +131,13 @@ func (m *topicManager) ensure(topic string, queues int32, perm int32) remoting.T
 
 // ensureSys is ensure with a topic sys flag for a new topic (Java
 // createTopicInSendMessageBackMethod): an existing topic is returned as is.
+// The count is bounded by Config.MaxQueueNums (a group's retryQueueNums
+// comes from an admin request).
 func (m *topicManager) ensureSys(topic string, queues, perm, sysFlag int32) remoting.TopicConfig {
 	if tc, ok := m.get(topic); ok {
 		return tc
 	}
+	queues = clampQueueNums(queues, m.b.cfg.MaxQueueNums)
 	m.mu.Lock()
 	tc, ok := m.table[topic]
 	if !ok {
@@ -99,16 +155,18 @@ func (m *topicManager) ensureSys(topic string, queues, perm, sysFlag int32) remo
 }
 
 // createFromTemplate auto-creates topic from template (normally TBW102) as
-// Java's createTopicInSendMessageMethod does (docs/PROTOCOL.md §9.1). It returns
-// false when the template is missing or cannot be inherited.
-func (m *topicManager) createFromTemplate(topic, template string, queueNums int32, topicSysFlag int32) (remoting.TopicConfig, bool) {
+// Java's createTopicInSendMessageMethod does (docs/PROTOCOL.md §9.1), with at
+// most Config.MaxQueueNums queues. It returns false when the template is
+// missing or cannot be inherited, and an error when the new topic could
+// not be persisted.
+func (m *topicManager) createFromTemplate(topic, template string, queueNums int32, topicSysFlag int32) (remoting.TopicConfig, bool, error) {
 	if tc, ok := m.get(topic); ok {
-		return tc, true
+		return tc, true, nil
 	}
 	m.mu.Lock()
 	if tc, ok := m.table[topic]; ok {
 		m.mu.Unlock()
-		return tc, true
+		return tc, true, nil
 	}
 	tpl, ok := m.table[template]
 	if ok && template == rocketmq.TopicAutoCreate && m.b.cfg.DisableAutoCreateTopic {
@@ -116,15 +174,9 @@ func (m *topicManager) createFromTemplate(topic, template string, queueNums int3
 	}
 	if !ok || tpl.Perm&rocketmq.PermInherit == 0 {
 		m.mu.Unlock()
-		return remoting.TopicConfig{}, false
+		return remoting.TopicConfig{}, false, nil
 	}
-	n := queueNums
-	if tpl.WriteQueueNums < n {
-		n = tpl.WriteQueueNums
-	}
-	if n < 0 {
-		n = 0
-	}
+	n := clampQueueNums(min(queueNums, tpl.WriteQueueNums), m.b.cfg.MaxQueueNums)
 	tc := remoting.NewTopicConfig(topic)
 	tc.ReadQueueNums, tc.WriteQueueNums = n, n
 	tc.Perm = tpl.Perm &^ rocketmq.PermInherit
@@ -133,8 +185,7 @@ func (m *topicManager) createFromTemplate(topic, template string, queueNums int3
 	m.table[topic] = tc
 	m.bumpLocked()
 	m.mu.Unlock()
-	m.changed()
-	return tc, true
+	return tc, true, m.changed()
 }
 
 // ensureSystemTopics creates the topics a 4.9 broker creates at start.
