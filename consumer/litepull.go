@@ -49,10 +49,9 @@ type PullConsumer struct {
 	paused map[rocketmq.MessageQueue]bool
 	ready  batchFIFO // pulled, not yet polled, in arrival order
 	held   int       // messages in ready
-	// room, when not nil, is closed (and cleared) when a queue may pull
-	// again: a batch was polled, a queue resumed or dropped. Pull
-	// goroutines held back by a cap or a pause wait on it.
-	room chan struct{}
+	// allRoom, when not nil, is closed (and cleared) once held drops
+	// under the consumer's cap; queues held back by that cap wait on it.
+	allRoom chan struct{}
 
 	wake   chan struct{} // a batch arrived (cap 1)
 	closed chan struct{} // Shutdown began
@@ -87,6 +86,9 @@ type liteQueue struct {
 	// lo and hi are the offsets of the first and the last message ready
 	// holds of the queue, under mu; meaningful while count > 0.
 	lo, hi int64
+	// room (cap 1) is signalled when what holds the queue back may have
+	// changed: one of its batches was polled, or it was resumed.
+	room chan struct{}
 
 	cancel context.CancelFunc
 	done   chan struct{} // the pull goroutine returned
@@ -424,7 +426,8 @@ func (c *PullConsumer) takeLocked() *liteBatch {
 			}
 		}
 	}
-	c.freeRoomLocked()
+	wakeQueue(q)
+	c.freeAllLocked()
 	if c.ready.len() > 0 {
 		c.signal()
 	}
@@ -505,20 +508,29 @@ func (f *batchFIFO) keep(ok func(*liteBatch) bool) {
 
 func (f *batchFIFO) reset() { *f = batchFIFO{} }
 
-// roomLocked returns the channel closed when a held-back queue may pull
-// again; under mu.
-func (c *PullConsumer) roomLocked() chan struct{} {
-	if c.room == nil {
-		c.room = make(chan struct{})
+// wakeQueue tells q's pull goroutine to check again whether it may pull.
+func wakeQueue(q *liteQueue) {
+	select {
+	case q.room <- struct{}{}:
+	default:
 	}
-	return c.room
 }
 
-// freeRoomLocked wakes the queues waiting on roomLocked; under mu.
-func (c *PullConsumer) freeRoomLocked() {
-	if c.room != nil {
-		close(c.room)
-		c.room = nil
+// allRoomLocked returns the channel closed once the consumer holds less
+// than its cap; under mu.
+func (c *PullConsumer) allRoomLocked() chan struct{} {
+	if c.allRoom == nil {
+		c.allRoom = make(chan struct{})
+	}
+	return c.allRoom
+}
+
+// freeAllLocked wakes the queues waiting on allRoomLocked if the consumer
+// holds less than its cap; under mu.
+func (c *PullConsumer) freeAllLocked() {
+	if c.allRoom != nil && c.held < c.cfg.lite.thresholdForAll {
+		close(c.allRoom)
+		c.allRoom = nil
 	}
 }
 
@@ -543,9 +555,12 @@ func (c *PullConsumer) Pause(queues ...rocketmq.MessageQueue) {
 func (c *PullConsumer) Resume(queues ...rocketmq.MessageQueue) {
 	c.mu.Lock()
 	for _, mq := range queues {
-		delete(c.paused, c.wrap(mq))
+		wmq := c.wrap(mq)
+		delete(c.paused, wmq)
+		if q := c.queues[wmq]; q != nil {
+			wakeQueue(q)
+		}
 	}
-	c.freeRoomLocked()
 	c.mu.Unlock()
 	c.signal()
 }
@@ -833,14 +848,14 @@ func (c *PullConsumer) stopQueue(q *liteQueue) {
 	}
 	c.held -= int(q.count)
 	q.count, q.bytes = 0, 0
-	c.freeRoomLocked()
+	c.freeAllLocked()
 	c.mu.Unlock()
 }
 
 // startQueue holds mq and pulls it from offset; consumed is the offset
 // the next commit writes (-1: none yet). Under ctlMu.
 func (c *PullConsumer) startQueue(mq rocketmq.MessageQueue, s *liteSub, offset, consumed int64) {
-	q := &liteQueue{mq: mq, sub: s, done: make(chan struct{})}
+	q := &liteQueue{mq: mq, sub: s, done: make(chan struct{}), room: make(chan struct{}, 1)}
 	q.consumed.Store(consumed)
 	var ctx context.Context
 	ctx, q.cancel = context.WithCancel(c.ctx)
@@ -867,13 +882,14 @@ func (c *PullConsumer) putLocked(b *liteBatch) {
 	c.held += len(b.msgs)
 }
 
-// heldBackLocked reports whether q must not pull now: it is paused, or
-// holds its cap of messages or bytes, or its messages span more offsets
-// than the consume max span, or the consumer holds its cap of messages
-// (Java DefaultLitePullConsumerImpl.PullTaskImpl's checks); under mu.
-func (c *PullConsumer) heldBackLocked(q *liteQueue, capBytes int64) bool {
+// queueHeldBackLocked reports whether q must not pull now for a reason of
+// its own: it is paused, or holds its cap of messages or bytes, or its
+// messages span more offsets than the consume max span (Java
+// DefaultLitePullConsumerImpl.PullTaskImpl's checks, with the consumer's
+// cap checked apart); under mu.
+func (c *PullConsumer) queueHeldBackLocked(q *liteQueue, capBytes int64) bool {
 	return c.paused[q.mq] || q.count >= int64(c.cfg.pullThresholdForQueue) || q.bytes >= capBytes ||
-		(q.count > 0 && q.hi-q.lo > int64(c.cfg.maxSpan)) || c.held >= c.cfg.lite.thresholdForAll
+		(q.count > 0 && q.hi-q.lo > int64(c.cfg.maxSpan))
 }
 
 // pullLoop pulls q from offset until ctx ends (Java PullTaskImpl).
@@ -882,12 +898,18 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 	brokerID := remoting.MasterID
 	capBytes := int64(c.cfg.pullThresholdSizeForQueue) << 20
 	for ctx.Err() == nil {
+		// Java waits a fixed delay and checks again; this waits for the
+		// poll, Resume or dropped queue that can change the answer.
 		c.mu.Lock()
-		if c.heldBackLocked(q, capBytes) {
-			// Java waits a fixed delay and checks again; this waits for
-			// the poll, Resume or drop that can change the answer.
-			room := c.roomLocked()
-			c.mu.Unlock()
+		var room <-chan struct{}
+		switch {
+		case c.queueHeldBackLocked(q, capBytes):
+			room = q.room
+		case c.held >= c.cfg.lite.thresholdForAll:
+			room = c.allRoomLocked()
+		}
+		c.mu.Unlock()
+		if room != nil {
 			select {
 			case <-room:
 			case <-ctx.Done():
@@ -895,7 +917,6 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 			}
 			continue
 		}
-		c.mu.Unlock()
 		res, bid, err := pullQueue(ctx, c.cli, c.wireGroup, q.mq, brokerID, q.sub, next, c.cfg.pullBatchSize, true, c.cfg.suspendBrokerMillis)
 		if err != nil {
 			if ctx.Err() != nil {

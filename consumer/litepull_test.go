@@ -123,7 +123,7 @@ func TestPullTake(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(id int) *liteQueue {
-		q := &liteQueue{mq: rocketmq.MessageQueue{Topic: "T", BrokerName: "b", QueueID: id}}
+		q := &liteQueue{mq: rocketmq.MessageQueue{Topic: "T", BrokerName: "b", QueueID: id}, room: make(chan struct{}, 1)}
 		q.consumed.Store(-1)
 		c.queues[q.mq] = q
 		return q
@@ -147,12 +147,16 @@ func TestPullTake(t *testing.T) {
 	add(q0, 9, 4)
 	c.paused[q0.mq] = true
 
-	room := c.roomLocked()
+	// 9 held; the consumer's cap is 8 until the take.
+	c.cfg.lite.thresholdForAll = 8
+	all := c.allRoomLocked()
 	b := c.takeLocked()
-	select {
-	case <-room:
-	default:
-		t.Fatal("a take left the queues held back waiting")
+	for name, ch := range map[string]<-chan struct{}{"the consumer's cap": all, "the queue's own": q1.room} {
+		select {
+		case <-ch:
+		default:
+			t.Fatalf("a take left the queues held back by %s waiting", name)
+		}
 	}
 	if b == nil || b.q != q1 || q1.consumed.Load() != 7 || q1.count != 0 || q1.bytes != 0 {
 		t.Fatalf("first take: %+v, q1 consumed %d count %d", b, q1.consumed.Load(), q1.count)
@@ -163,12 +167,20 @@ func TestPullTake(t *testing.T) {
 	if b := c.takeLocked(); b != nil {
 		t.Fatalf("take with only paused batches: %+v", b)
 	}
-	room = c.roomLocked()
+	c.cfg.lite.thresholdForAll = 6 // reached again
+	all = c.allRoomLocked()
 	c.Resume(q0.mq)
 	select {
-	case <-room:
+	case <-q0.room:
 	default:
-		t.Fatal("Resume left the queues held back waiting")
+		t.Fatal("Resume left the queue waiting")
+	}
+	select {
+	case <-all:
+		t.Fatal("Resume woke the queues held back by the consumer's cap, still reached")
+	case <-q1.room:
+		t.Fatal("Resume of q0 woke q1")
+	default:
 	}
 	if q0.lo != 3 {
 		t.Fatalf("q0 holds from offset %d, want 3", q0.lo)
