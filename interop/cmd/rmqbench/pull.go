@@ -35,7 +35,8 @@ var pullDrivers = map[string]pullDriver{
 	clientOfficial: officialPull,
 }
 
-// pullPollWait bounds one Poll, so pollers notice the end of the run.
+// pullPollWait bounds one Poll of the official client (it takes a
+// timeout, not a ctx), so its pollers notice the end of the run.
 const pullPollWait = 100 * time.Millisecond
 
 // pullClients splits -client in pull mode.
@@ -55,7 +56,7 @@ type pullSink struct {
 	runID string
 	limit int64 // offsets at or past it are counted without the check
 	mu    sync.Mutex
-	seen  map[int][]atomic.Uint64 // queue id -> bitmap of offsets
+	seen  map[sinkQueue][]atomic.Uint64 // bitmap of offsets per queue
 	got   atomic.Int64
 	dups  atomic.Int64
 	last  atomic.Int64 // nanoseconds since start of the latest delivery
@@ -66,10 +67,17 @@ type pullSink struct {
 }
 
 func newPullSink(runID string, want int64, start time.Time) *pullSink {
-	return &pullSink{runID: runID, limit: want + 1, seen: map[int][]atomic.Uint64{}, want: want, start: start, done: make(chan struct{})}
+	return &pullSink{runID: runID, limit: want + 1, seen: map[sinkQueue][]atomic.Uint64{}, want: want, start: start, done: make(chan struct{})}
 }
 
-func (s *pullSink) bitmap(queue int) []atomic.Uint64 {
+// sinkQueue names a queue: queue ids repeat across brokers.
+type sinkQueue struct {
+	broker string
+	id     int
+}
+
+// bitmap returns the offsets seen of queue.
+func (s *pullSink) bitmap(queue sinkQueue) []atomic.Uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.seen[queue]
@@ -80,7 +88,7 @@ func (s *pullSink) bitmap(queue int) []atomic.Uint64 {
 	return b
 }
 
-// deliver records one message of queue at offset; run is its runProperty.
+// deliver records one message at offset of the queue whose bitmap is bm.
 func (s *pullSink) deliver(bm []atomic.Uint64, offset int64) {
 	if offset >= 0 && offset < s.limit {
 		bit := uint64(1) << (offset % 64)
@@ -139,13 +147,13 @@ func oursPull(ctx context.Context, cfg driverConfig, group string, batch int, si
 
 func countOurs(sink *pullSink, msgs []*rocketmq.MessageExt) {
 	var bm []atomic.Uint64
-	q := -1
+	q := sinkQueue{id: -1}
 	for _, m := range msgs {
 		if m.Property(runProperty) != sink.runID {
 			continue
 		}
-		if int(m.QueueID) != q {
-			q, bm = int(m.QueueID), sink.bitmap(int(m.QueueID))
+		if mq := (sinkQueue{m.BrokerName, int(m.QueueID)}); mq != q {
+			q, bm = mq, sink.bitmap(mq)
 		}
 		sink.deliver(bm, m.QueueOffset)
 	}
@@ -202,7 +210,7 @@ func officialPull(ctx context.Context, cfg driverConfig, group string, batch int
 
 func countOfficial(sink *pullSink, msgs []*primitive.MessageExt) {
 	var bm []atomic.Uint64
-	q := -1
+	q := sinkQueue{id: -1}
 	for _, m := range msgs {
 		if m.GetProperty(runProperty) != sink.runID {
 			continue
@@ -211,8 +219,8 @@ func countOfficial(sink *pullSink, msgs []*primitive.MessageExt) {
 			sink.deliver(nil, -1)
 			continue
 		}
-		if m.Queue.QueueId != q {
-			q, bm = m.Queue.QueueId, sink.bitmap(m.Queue.QueueId)
+		if mq := (sinkQueue{m.Queue.BrokerName, m.Queue.QueueId}); mq != q {
+			q, bm = mq, sink.bitmap(mq)
 		}
 		sink.deliver(bm, m.QueueOffset)
 	}

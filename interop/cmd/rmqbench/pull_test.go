@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -15,12 +14,12 @@ import (
 // the checked range still count.
 func TestPullSinkCountsOnce(t *testing.T) {
 	s := newPullSink("r", 5, time.Now())
-	q := map[int][]atomic.Uint64{0: s.bitmap(0), 1: s.bitmap(1)}
+	a0, a1, b0 := sinkQueue{"a", 0}, sinkQueue{"a", 1}, sinkQueue{"b", 0}
 	for _, d := range []struct {
-		queue int
+		queue sinkQueue
 		off   int64
-	}{{0, 0}, {0, 1}, {0, 1}, {1, 1}, {1, 0}, {0, 0}} {
-		s.deliver(q[d.queue], d.off)
+	}{{a0, 0}, {a0, 1}, {a0, 1}, {a1, 1}, {b0, 0}, {a0, 0}} {
+		s.deliver(s.bitmap(d.queue), d.off)
 	}
 	if got, dups := s.got.Load(), s.dups.Load(); got != 4 || dups != 2 {
 		t.Fatalf("counted %d with %d duplicates, want 4 and 2", got, dups)
@@ -30,7 +29,7 @@ func TestPullSinkCountsOnce(t *testing.T) {
 		t.Fatal("done before the count wanted")
 	default:
 	}
-	s.deliver(q[1], 1000) // past the checked range: counted as is
+	s.deliver(s.bitmap(a1), 1000) // past the checked range: counted as is
 	select {
 	case <-s.done:
 	default:
