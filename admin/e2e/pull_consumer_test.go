@@ -12,9 +12,9 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// startPull starts a lite pull consumer of group subscribed to topic from
+// startPullConsumer starts a lite pull consumer of group subscribed to topic from
 // the first message, shut down at the end of the test.
-func (e *env) startPull(t *testing.T, group, topic string, opts ...consumer.Option) *consumer.PullConsumer {
+func (e *env) startPullConsumer(t *testing.T, group, topic string, opts ...consumer.Option) *consumer.PullConsumer {
 	t.Helper()
 	opts = append([]consumer.Option{consumer.WithGroup(group), consumer.WithNameServers(e.ns),
 		consumer.WithConsumeFrom(consumer.FromFirst)}, opts...)
@@ -36,9 +36,9 @@ func (e *env) startPull(t *testing.T, group, topic string, opts ...consumer.Opti
 	return c
 }
 
-// pollBodies polls c until n messages arrived and returns how often each
+// pollPullBodies polls c until n messages arrived and returns how often each
 // body came.
-func pollBodies(t *testing.T, c *consumer.PullConsumer, n int) map[string]int {
+func pollPullBodies(t *testing.T, c *consumer.PullConsumer, n int) map[string]int {
 	t.Helper()
 	ctx := ctxT(t)
 	seen := map[string]int{}
@@ -55,8 +55,8 @@ func pollBodies(t *testing.T, c *consumer.PullConsumer, n int) map[string]int {
 	return seen
 }
 
-// clientOf returns the client id of the one member of group.
-func (e *env) clientOf(t *testing.T, group string) string {
+// pullClientID returns the client id of the one member of group.
+func (e *env) pullClientID(t *testing.T, group string) string {
 	t.Helper()
 	cc, err := e.adm.ConsumerConnection(ctxT(t), group)
 	if err != nil {
@@ -79,8 +79,8 @@ func TestResetOffsetPullConsumer(t *testing.T) {
 	before := time.Now().Add(-time.Second)
 	const n = 10
 	e.send(t, topic, n)
-	c := e.startPull(t, g, topic, consumer.WithAutoCommitInterval(100*time.Millisecond))
-	first := pollBodies(t, c, n)
+	c := e.startPullConsumer(t, g, topic, consumer.WithAutoCommitInterval(100*time.Millisecond))
+	first := pollPullBodies(t, c, n)
 	if len(first) != n {
 		t.Fatalf("first poll: %v", first)
 	}
@@ -88,7 +88,7 @@ func TestResetOffsetPullConsumer(t *testing.T) {
 		cs, err := e.adm.ConsumeStats(ctx, g, topic)
 		return err == nil && len(cs.Queues) == 2 && cs.Lag() == 0
 	})
-	e.clientOf(t, g) // the group has its one member online
+	e.pullClientID(t, g) // the group has its one member online
 
 	table, err := e.adm.ResetOffsetByTime(ctx, g, topic, before, true)
 	if err != nil {
@@ -102,7 +102,7 @@ func TestResetOffsetPullConsumer(t *testing.T) {
 			t.Fatalf("reset table: %v", table)
 		}
 	}
-	again := pollBodies(t, c, n)
+	again := pollPullBodies(t, c, n)
 	for i := range n {
 		if b := fmt.Sprintf("body-%d", i); again[b] != 1 {
 			t.Fatalf("after the reset %s came %d times: %v", b, again[b], again)
@@ -113,13 +113,13 @@ func TestResetOffsetPullConsumer(t *testing.T) {
 		ctx := ctxT(t)
 		testutil.WaitFor(t, wait, "the offset committed again", func() bool {
 			off, err := c.Committed(ctx, mq)
-			return err == nil && off == maxOffset(t, e, topic, mq)
+			return err == nil && off == pullQueueMaxOffset(t, e, topic, mq)
 		})
 	}
 }
 
-// maxOffset returns the offset past the last message of mq.
-func maxOffset(t *testing.T, e *env, topic string, mq rocketmq.MessageQueue) int64 {
+// pullQueueMaxOffset returns the offset past the last message of mq.
+func pullQueueMaxOffset(t *testing.T, e *env, topic string, mq rocketmq.MessageQueue) int64 {
 	t.Helper()
 	st, err := e.adm.TopicStats(ctxT(t), topic)
 	if err != nil {
@@ -142,8 +142,8 @@ func TestRunningInfoPullConsumer(t *testing.T) {
 	g := name(t, "cgpull")
 	const n = 8
 	e.send(t, topic, n)
-	c := e.startPull(t, g, topic, consumer.WithPullBatchSize(16), consumer.WithPullThresholdForAll(500))
-	client := e.clientOf(t, g)
+	c := e.startPullConsumer(t, g, topic, consumer.WithPullBatchSize(16), consumer.WithPullThresholdForAll(500))
+	client := e.pullClientID(t, g)
 
 	info := func() *remoting.ConsumerRunningInfo {
 		info, err := e.adm.ConsumerRunningInfo(ctx, g, client)
@@ -197,7 +197,7 @@ func TestRunningInfoPullConsumer(t *testing.T) {
 	}
 
 	// Polled: nothing held, the consumed offsets at the queues' ends.
-	if got := pollBodies(t, c, n); len(got) != n {
+	if got := pollPullBodies(t, c, n); len(got) != n {
 		t.Fatalf("polled %v", got)
 	}
 	q, cached, committed := sums(info())
