@@ -73,11 +73,16 @@ func (m *liteMember) RunningInfo() *remoting.ConsumerRunningInfo {
 		info.SubscriptionSet = append(info.SubscriptionSet, c.subs[wt].data)
 	}
 	for mq, q := range c.queues {
-		info.MQTable[mq] = remoting.ProcessQueueInfo{
+		pi := remoting.ProcessQueueInfo{
 			CommitOffset:       q.consumed.Load(),
 			CachedMsgCount:     int32(q.count),
 			CachedMsgSizeInMiB: int32(q.bytes >> 20),
 		}
+		if q.count > 0 {
+			// Java ProcessQueue.fillProcessQueueInfo: first and last held.
+			pi.CachedMsgMinOffset, pi.CachedMsgMaxOffset = q.lo, q.hi
+		}
+		info.MQTable[mq] = pi
 	}
 	c.mu.Unlock()
 	return info

@@ -47,8 +47,11 @@ type PullConsumer struct {
 	assign []rocketmq.MessageQueue
 	queues map[rocketmq.MessageQueue]*liteQueue // held, by wire queue
 	paused map[rocketmq.MessageQueue]bool
-	ready  []*liteBatch // pulled, not yet polled, in arrival order
-	held   int          // messages in ready
+	ready  batchFIFO // pulled, not yet polled, in arrival order
+	held   int       // messages in ready
+	// allRoom, when not nil, is closed (and cleared) once held drops
+	// under the consumer's cap; queues held back by that cap wait on it.
+	allRoom chan struct{}
 
 	wake   chan struct{} // a batch arrived (cap 1)
 	closed chan struct{} // Shutdown began
@@ -80,6 +83,12 @@ type liteQueue struct {
 	consumed atomic.Int64
 	// count and bytes are what ready holds of the queue, under mu.
 	count, bytes int64
+	// lo and hi are the offsets of the first and the last message ready
+	// holds of the queue, under mu; meaningful while count > 0.
+	lo, hi int64
+	// room (cap 1) is signalled when what holds the queue back may have
+	// changed: one of its batches was polled, or it was resumed.
+	room chan struct{}
 
 	cancel context.CancelFunc
 	done   chan struct{} // the pull goroutine returned
@@ -95,8 +104,8 @@ type liteBatch struct {
 // NewPull checks the options and returns a pull consumer that is not
 // started. The push consumer's options apply where they mean the same:
 // group, model, consume-from, allocate strategy, rebalance interval, pull
-// batch size (default 32), per-queue thresholds, offset store directory
-// and the client options; WithAutoCommit, WithAutoCommitInterval,
+// batch size (default 32), per-queue thresholds, consume max span,
+// offset store directory and the client options; WithAutoCommit, WithAutoCommitInterval,
 // WithPullThresholdForAll and WithQueueListener are its own.
 func NewPull(opts ...Option) (*PullConsumer, error) {
 	cfg, err := newConfig(opts...)
@@ -388,36 +397,141 @@ func (c *PullConsumer) Poll(ctx context.Context) ([]*rocketmq.MessageExt, error)
 // takeLocked removes and returns the first batch of a held queue not
 // paused, dropping stale ones; under mu.
 func (c *PullConsumer) takeLocked() *liteBatch {
-	var got *liteBatch
-	keep := c.ready[:0]
-	left := 0
-	for _, b := range c.ready {
-		if c.queues[b.q.mq] != b.q {
-			continue // the queue was given up or sought
-		}
-		if got == nil && !c.paused[b.q.mq] {
-			got = b
-			continue
-		}
-		if !c.paused[b.q.mq] {
-			left++
-		}
-		keep = append(keep, b)
+	// Stale batches at the front go at once; with nothing paused the
+	// first batch left is the one, taken without moving the rest.
+	for b := c.ready.front(); b != nil && c.queues[b.q.mq] != b.q; b = c.ready.front() {
+		c.ready.pop()
 	}
-	clear(c.ready[len(keep):])
-	c.ready = keep
+	var got *liteBatch
+	if len(c.paused) == 0 {
+		got = c.ready.pop()
+	} else {
+		got = c.takeSlowLocked()
+	}
 	if got == nil {
 		return nil
 	}
+	q := got.q
 	n := int64(len(got.msgs))
-	got.q.count -= n
-	got.q.bytes -= got.bytes
+	q.count -= n
+	q.bytes -= got.bytes
 	c.held -= int(n)
-	got.q.consumed.Store(got.next)
-	if left > 0 {
+	q.consumed.Store(got.next)
+	if q.count > 0 {
+		// The queue's next batch in arrival order is its oldest.
+		for _, b := range c.ready.all() {
+			if b.q == q {
+				q.lo = b.msgs[0].QueueOffset
+				break
+			}
+		}
+	}
+	wakeQueue(q)
+	c.freeAllLocked()
+	if c.ready.len() > 0 {
 		c.signal()
 	}
 	return got
+}
+
+// takeSlowLocked is takeLocked's walk over every ready batch, skipping
+// paused queues and dropping stale batches; under mu.
+func (c *PullConsumer) takeSlowLocked() *liteBatch {
+	var got *liteBatch
+	c.ready.keep(func(b *liteBatch) bool {
+		if c.queues[b.q.mq] != b.q {
+			return false // the queue was given up or sought
+		}
+		if got == nil && !c.paused[b.q.mq] {
+			got = b
+			return false
+		}
+		return true
+	})
+	return got
+}
+
+// batchFIFO is a queue of batches over one reused array: taking from the
+// front moves an index, so a steady stream of batches allocates nothing.
+type batchFIFO struct {
+	buf  []*liteBatch
+	head int // buf[head:] are queued
+}
+
+func (f *batchFIFO) len() int { return len(f.buf) - f.head }
+
+// all returns the queued batches, oldest first; valid until the next
+// change.
+func (f *batchFIFO) all() []*liteBatch { return f.buf[f.head:] }
+
+func (f *batchFIFO) front() *liteBatch {
+	if f.head == len(f.buf) {
+		return nil
+	}
+	return f.buf[f.head]
+}
+
+func (f *batchFIFO) pop() *liteBatch {
+	if f.head == len(f.buf) {
+		return nil
+	}
+	b := f.buf[f.head]
+	f.buf[f.head] = nil
+	f.head++
+	if f.head == len(f.buf) {
+		f.buf, f.head = f.buf[:0], 0
+	}
+	return b
+}
+
+func (f *batchFIFO) push(b *liteBatch) {
+	if f.head > 0 && len(f.buf) == cap(f.buf) {
+		n := copy(f.buf, f.buf[f.head:])
+		clear(f.buf[n:])
+		f.buf, f.head = f.buf[:n], 0
+	}
+	f.buf = append(f.buf, b)
+}
+
+// keep drops the batches for which ok is false, keeping the order.
+func (f *batchFIFO) keep(ok func(*liteBatch) bool) {
+	live := f.buf[f.head:]
+	kept := f.buf[:0]
+	for _, b := range live {
+		if ok(b) {
+			kept = append(kept, b)
+		}
+	}
+	clear(f.buf[len(kept):])
+	f.buf, f.head = kept, 0
+}
+
+func (f *batchFIFO) reset() { *f = batchFIFO{} }
+
+// wakeQueue tells q's pull goroutine to check again whether it may pull.
+func wakeQueue(q *liteQueue) {
+	select {
+	case q.room <- struct{}{}:
+	default:
+	}
+}
+
+// allRoomLocked returns the channel closed once the consumer holds less
+// than its cap; under mu.
+func (c *PullConsumer) allRoomLocked() chan struct{} {
+	if c.allRoom == nil {
+		c.allRoom = make(chan struct{})
+	}
+	return c.allRoom
+}
+
+// freeAllLocked wakes the queues waiting on allRoomLocked if the consumer
+// holds less than its cap; under mu.
+func (c *PullConsumer) freeAllLocked() {
+	if c.allRoom != nil && c.held < c.cfg.lite.thresholdForAll {
+		close(c.allRoom)
+		c.allRoom = nil
+	}
 }
 
 func (c *PullConsumer) signal() {
@@ -441,7 +555,11 @@ func (c *PullConsumer) Pause(queues ...rocketmq.MessageQueue) {
 func (c *PullConsumer) Resume(queues ...rocketmq.MessageQueue) {
 	c.mu.Lock()
 	for _, mq := range queues {
-		delete(c.paused, c.wrap(mq))
+		wmq := c.wrap(mq)
+		delete(c.paused, wmq)
+		if q := c.queues[wmq]; q != nil {
+			wakeQueue(q)
+		}
 	}
 	c.mu.Unlock()
 	c.signal()
@@ -699,7 +817,8 @@ func (c *PullConsumer) Shutdown(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	c.queues = map[rocketmq.MessageQueue]*liteQueue{}
-	c.ready, c.held = nil, 0
+	c.ready.reset()
+	c.held = 0
 	c.mu.Unlock()
 	c.ctlMu.Unlock()
 
@@ -729,13 +848,14 @@ func (c *PullConsumer) stopQueue(q *liteQueue) {
 	}
 	c.held -= int(q.count)
 	q.count, q.bytes = 0, 0
+	c.freeAllLocked()
 	c.mu.Unlock()
 }
 
 // startQueue holds mq and pulls it from offset; consumed is the offset
 // the next commit writes (-1: none yet). Under ctlMu.
 func (c *PullConsumer) startQueue(mq rocketmq.MessageQueue, s *liteSub, offset, consumed int64) {
-	q := &liteQueue{mq: mq, sub: s, done: make(chan struct{})}
+	q := &liteQueue{mq: mq, sub: s, done: make(chan struct{}), room: make(chan struct{}, 1)}
 	q.consumed.Store(consumed)
 	var ctx context.Context
 	ctx, q.cancel = context.WithCancel(c.ctx)
@@ -748,18 +868,51 @@ func (c *PullConsumer) startQueue(mq rocketmq.MessageQueue, s *liteSub, offset, 
 	})
 }
 
+// putLocked queues b, a batch of at least one message, for Poll; under
+// mu.
+func (c *PullConsumer) putLocked(b *liteBatch) {
+	q := b.q
+	c.ready.push(b)
+	if q.count == 0 {
+		q.lo = b.msgs[0].QueueOffset
+	}
+	q.hi = b.msgs[len(b.msgs)-1].QueueOffset
+	q.count += int64(len(b.msgs))
+	q.bytes += b.bytes
+	c.held += len(b.msgs)
+}
+
+// queueHeldBackLocked reports whether q must not pull now for a reason of
+// its own: it is paused, or holds its cap of messages or bytes, or its
+// messages span more offsets than the consume max span (Java
+// DefaultLitePullConsumerImpl.PullTaskImpl's checks, with the consumer's
+// cap checked apart); under mu.
+func (c *PullConsumer) queueHeldBackLocked(q *liteQueue, capBytes int64) bool {
+	return c.paused[q.mq] || q.count >= int64(c.cfg.pullThresholdForQueue) || q.bytes >= capBytes ||
+		(q.count > 0 && q.hi-q.lo > int64(c.cfg.maxSpan))
+}
+
 // pullLoop pulls q from offset until ctx ends (Java PullTaskImpl).
 func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64) {
 	next := offset
 	brokerID := remoting.MasterID
 	capBytes := int64(c.cfg.pullThresholdSizeForQueue) << 20
 	for ctx.Err() == nil {
+		// Java waits a fixed delay and checks again; this waits for the
+		// poll, Resume or dropped queue that can change the answer.
 		c.mu.Lock()
-		wait := c.paused[q.mq] || q.count >= int64(c.cfg.pullThresholdForQueue) || q.bytes >= capBytes ||
-			c.held >= c.cfg.lite.thresholdForAll
+		var room <-chan struct{}
+		switch {
+		case c.queueHeldBackLocked(q, capBytes):
+			room = q.room
+		case c.held >= c.cfg.lite.thresholdForAll:
+			room = c.allRoomLocked()
+		}
 		c.mu.Unlock()
-		if wait {
-			if !sleep(ctx, pullDelayOnFlowCtl) {
+		if room != nil {
+			select {
+			case <-room:
+			case <-ctx.Done():
 				return
 			}
 			continue
@@ -787,10 +940,7 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 				c.mu.Unlock()
 				return
 			}
-			c.ready = append(c.ready, b)
-			q.count += int64(len(b.msgs))
-			q.bytes += b.bytes
-			c.held += len(b.msgs)
+			c.putLocked(b)
 			c.mu.Unlock()
 			c.signal()
 		case PullOffsetIllegal:

@@ -123,7 +123,7 @@ func TestPullTake(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func(id int) *liteQueue {
-		q := &liteQueue{mq: rocketmq.MessageQueue{Topic: "T", BrokerName: "b", QueueID: id}}
+		q := &liteQueue{mq: rocketmq.MessageQueue{Topic: "T", BrokerName: "b", QueueID: id}, room: make(chan struct{}, 1)}
 		q.consumed.Store(-1)
 		c.queues[q.mq] = q
 		return q
@@ -132,11 +132,11 @@ func TestPullTake(t *testing.T) {
 	stale.cancel, stale.done = func() {}, make(chan struct{})
 	close(stale.done)
 	add := func(q *liteQueue, next int64, n int) {
-		b := &liteBatch{q: q, next: next, msgs: make([]*rocketmq.MessageExt, n), bytes: int64(10 * n)}
-		c.ready = append(c.ready, b)
-		q.count += int64(n)
-		q.bytes += b.bytes
-		c.held += n
+		b := &liteBatch{q: q, next: next, bytes: int64(10 * n)}
+		for i := range n {
+			b.msgs = append(b.msgs, &rocketmq.MessageExt{QueueOffset: next - int64(n-i)})
+		}
+		c.putLocked(b)
 	}
 	add(stale, 99, 1)
 	// A seek stops the queue and holds it anew.
@@ -147,25 +147,54 @@ func TestPullTake(t *testing.T) {
 	add(q0, 9, 4)
 	c.paused[q0.mq] = true
 
+	// 9 held; the consumer's cap is 8 until the take.
+	c.cfg.lite.thresholdForAll = 8
+	all := c.allRoomLocked()
 	b := c.takeLocked()
+	for name, ch := range map[string]<-chan struct{}{"the consumer's cap": all, "the queue's own": q1.room} {
+		select {
+		case <-ch:
+		default:
+			t.Fatalf("a take left the queues held back by %s waiting", name)
+		}
+	}
 	if b == nil || b.q != q1 || q1.consumed.Load() != 7 || q1.count != 0 || q1.bytes != 0 {
 		t.Fatalf("first take: %+v, q1 consumed %d count %d", b, q1.consumed.Load(), q1.count)
 	}
-	if c.held != 6 || len(c.ready) != 2 {
-		t.Fatalf("held %d, %d batches ready; want 6 and 2 (q0's)", c.held, len(c.ready))
+	if c.held != 6 || c.ready.len() != 2 {
+		t.Fatalf("held %d, %d batches ready; want 6 and 2 (q0's)", c.held, c.ready.len())
 	}
 	if b := c.takeLocked(); b != nil {
 		t.Fatalf("take with only paused batches: %+v", b)
 	}
-	delete(c.paused, q0.mq)
+	c.cfg.lite.thresholdForAll = 6 // reached again
+	all = c.allRoomLocked()
+	c.Resume(q0.mq)
+	select {
+	case <-q0.room:
+	default:
+		t.Fatal("Resume left the queue waiting")
+	}
+	select {
+	case <-all:
+		t.Fatal("Resume woke the queues held back by the consumer's cap, still reached")
+	case <-q1.room:
+		t.Fatal("Resume of q0 woke q1")
+	default:
+	}
+	if q0.lo != 3 {
+		t.Fatalf("q0 holds from offset %d, want 3", q0.lo)
+	}
 	for _, want := range []int64{5, 9} {
+		c.mu.Lock()
 		b := c.takeLocked()
+		c.mu.Unlock()
 		if b == nil || b.q != q0 || q0.consumed.Load() != want {
 			t.Fatalf("take after resume: %+v, consumed %d, want %d", b, q0.consumed.Load(), want)
 		}
 	}
-	if c.held != 0 || len(c.ready) != 0 || q0.count != 0 {
-		t.Fatalf("held %d, ready %d, q0 count %d after all taken", c.held, len(c.ready), q0.count)
+	if c.held != 0 || c.ready.len() != 0 || q0.count != 0 {
+		t.Fatalf("held %d, ready %d, q0 count %d after all taken", c.held, c.ready.len(), q0.count)
 	}
 }
 
@@ -212,7 +241,9 @@ func TestPullFlowControl(t *testing.T) {
 				}
 				return int64(c.held), worst
 			}
-			if !testutil.Poll(10*time.Second, func() bool { all, _ := stats(); return all >= tt.max-4 }) {
+			// Held back only once a cap is reached: two queues reach at
+			// least the smaller of the caps.
+			if !testutil.Poll(10*time.Second, func() bool { all, _ := stats(); return all >= min(int64(tt.total), 2*int64(tt.perQueue)) }) {
 				all, worst := stats()
 				t.Fatalf("pulling never reached the cap: held %d, worst queue %d", all, worst)
 			}
@@ -240,5 +271,70 @@ func TestPullFlowControl(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPullMaxSpan checks that a queue stops pulling while the offsets of
+// the messages it holds span more than the consume max span (Java
+// DefaultLitePullConsumer consumeMaxSpan), checked before each pull so
+// exceeded by at most one batch, and that polling then drains every
+// message once.
+func TestPullMaxSpan(t *testing.T) {
+	const span, batch, total = 10, 4, 60
+	f := newFakeCluster(t)
+	f.createTopic("T", 1)
+	f.put("T", 0, total, "m", "")
+	c, err := NewPull(WithNameServers(f.addr()), WithGroup("g1"), WithConsumeFrom(FromFirst),
+		WithPullBatchSize(batch), WithConsumeMaxSpan(span))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Subscribe("T", All); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = c.Shutdown(ctx)
+	})
+	spanHeld := func() (held int, lo, hi int64) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, q := range c.queues {
+			if q.count > 0 {
+				return int(q.count), q.lo, q.hi
+			}
+		}
+		return 0, 0, 0
+	}
+	// The most held: a pull while the span is exactly span.
+	const most = span + batch + 1
+	if !testutil.Poll(10*time.Second, func() bool { n, _, _ := spanHeld(); return n >= most-batch }) {
+		n, lo, hi := spanHeld()
+		t.Fatalf("pulling never reached the span: held %d, offsets %d..%d", n, lo, hi)
+	}
+	testutil.Poll(300*time.Millisecond, func() bool {
+		if n, lo, hi := spanHeld(); n > most || hi-lo >= most {
+			t.Fatalf("held %d messages, offsets %d..%d: span %d exceeded by more than a batch of %d", n, lo, hi, span, batch)
+		}
+		return false
+	})
+	seen := map[int64]bool{}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for len(seen) < total {
+		msgs, err := c.Poll(ctx)
+		if err != nil {
+			t.Fatalf("after %d of %d: %v", len(seen), total, err)
+		}
+		for _, m := range msgs {
+			if seen[m.QueueOffset] {
+				t.Fatalf("offset %d polled twice", m.QueueOffset)
+			}
+			seen[m.QueueOffset] = true
+		}
 	}
 }

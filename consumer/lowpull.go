@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -166,7 +167,7 @@ func pullQueue(ctx context.Context, cli *mqclient.Client, group string, mq rocke
 // Java processPullResult.
 func completePulled(mq rocketmq.MessageQueue, s *liteSub, msgs []*rocketmq.MessageExt, minOff, maxOff int64) []*rocketmq.MessageExt {
 	filter := s.sel.Type == SelectorTag && !s.filter.MatchAll()
-	minS, maxS := fmt.Sprint(minOff), fmt.Sprint(maxOff)
+	minS, maxS := strconv.FormatInt(minOff, 10), strconv.FormatInt(maxOff, 10)
 	out := msgs[:0]
 	for _, m := range msgs {
 		if filter && !s.filter.Matches(m.Tag()) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -74,7 +75,7 @@ var drivers = map[string]func(context.Context, driverConfig) (driver, error){
 // may wait for the broker to auto-create the topic.
 const warmupTimeout = 30 * time.Second
 
-func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
+func bench(ctx context.Context, cfg config, log io.Writer) ([]result, error) {
 	namesrv := cfg.namesrv
 	var m meter
 	if cfg.cpuprof != "" {
@@ -86,7 +87,7 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 	if namesrv == "" {
 		h, err := startBroker(ctx, cfg, log)
 		if err != nil {
-			return result{}, err
+			return nil, err
 		}
 		defer func() {
 			if err := h.close(); err != nil {
@@ -99,14 +100,17 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		}
 	} else if cfg.queues > 0 {
 		if err := createTopic(ctx, namesrv, cfg.topic, cfg.queues); err != nil {
-			return result{}, err
+			return nil, err
 		}
 	}
 	newDriver := drivers[cfg.client]
-	if cfg.mode == modeTx {
+	switch cfg.mode {
+	case modeTx:
 		newDriver = txDrivers[cfg.client]
+	case modePull:
+		newDriver = newOursDriver // produces the backlog every client drains
 	}
-	d, err := newDriver(ctx, driverConfig{
+	dcfg := driverConfig{
 		namesrv:   splitAddrs(namesrv),
 		topic:     cfg.topic,
 		size:      cfg.size,
@@ -118,9 +122,10 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		stamp:     cfg.mode == modeE2E,
 		verbose:   cfg.verbose,
 		log:       log,
-	})
+	}
+	d, err := newDriver(ctx, dcfg)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	defer func() {
 		if err := d.Close(); err != nil {
@@ -128,11 +133,13 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 		}
 	}()
 	if err := warmup(ctx, d); err != nil {
-		return result{}, err
+		return nil, err
 	}
 	defer m.stopProfiles(log)
 	var res result
 	switch cfg.mode {
+	case modePull:
+		return runPull(ctx, cfg, dcfg, d, &m, log)
 	case modeConsume:
 		res, err = runConsume(ctx, cfg, d, &m, log)
 	case modeE2E:
@@ -148,7 +155,10 @@ func bench(ctx context.Context, cfg config, log io.Writer) (result, error) {
 			}
 		}
 	}
-	return res, err
+	if err != nil {
+		return nil, err
+	}
+	return []result{res}, nil
 }
 
 // meter reads the CPU time of the client (this process) and, when it runs
@@ -160,6 +170,17 @@ type meter struct {
 	stops              []func() error
 	client0, broker0   time.Duration
 	client, brokerUsed time.Duration
+	// Heap allocations of this process over the phase (count, bytes).
+	mallocs0, bytes0 uint64
+	mallocs, bytes   uint64
+}
+
+// heapAllocs returns the heap allocations this process has made (count,
+// bytes).
+func heapAllocs() (uint64, uint64) {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs, ms.TotalAlloc
 }
 
 func (m *meter) start() error {
@@ -170,6 +191,7 @@ func (m *meter) start() error {
 		}
 		m.stops = append(m.stops, stop)
 	}
+	m.mallocs0, m.bytes0 = heapAllocs()
 	var err error
 	if m.client0, err = processCPU(); err != nil {
 		return err
@@ -187,6 +209,8 @@ func (m *meter) stop() error {
 		return err
 	}
 	m.client = c - m.client0
+	mallocs, bytes := heapAllocs()
+	m.mallocs, m.bytes = mallocs-m.mallocs0, bytes-m.bytes0
 	if m.broker != nil {
 		b, err := m.broker()
 		if err != nil {
@@ -213,6 +237,8 @@ func (m *meter) apply(r *result) {
 		return
 	}
 	r.ClientCPUusMsg = round(micros(m.client)/float64(r.Msgs), 2)
+	r.AllocsPerMsg = round(float64(m.mallocs)/float64(r.Msgs), 2)
+	r.AllocBytesPerMsg = round(float64(m.bytes)/float64(r.Msgs), 1)
 	if m.broker != nil {
 		r.BrokerCPUusMsg = round(micros(m.brokerUsed)/float64(r.Msgs), 2)
 	}

@@ -25,8 +25,12 @@ const (
 	modeBatch   = "batch"
 	modeConsume = "consume"
 	modeE2E     = "e2e"
-	modeTx      = "tx" // transactions committing at once, one per operation (tx.go)
+	modeTx      = "tx"   // transactions committing at once, one per operation (tx.go)
+	modePull    = "pull" // lite pull consumers draining one backlog in turn (pull.go)
 )
+
+// pullClientsDefault is -client in pull mode when not given.
+const pullClientsDefault = clientOurs + "," + clientOfficial
 
 // Where a run without -namesrv puts its NameServer and broker (-broker).
 const (
@@ -37,25 +41,26 @@ const (
 var errHelp = errors.New("help requested")
 
 type config struct {
-	namesrv  string // "" = start an in-process cluster
-	client   string
-	mode     string
-	callers  int
-	batch    int
-	size     int
-	duration time.Duration
-	topic    string
-	flush    bool
-	window   int // async: outstanding sends per caller
-	backlog  int // consume: messages produced before the consumer starts
-	verbose  bool
-	cpuprof  string // write a CPU profile of the measured phase here
-	broker   string // brokerChild or brokerInProcess (without namesrv)
-	bprof    string // write a CPU profile of the broker process here
-	rate     int    // e2e: messages offered per second
-	cbatch   int    // consume and e2e: messages per handler call (0: the client's default)
-	orderly  bool   // consume and e2e: the client's orderly push consumer
-	queues   int    // queues of the topic (0: 4 in process, the cluster's own with -namesrv)
+	namesrv   string // "" = start an in-process cluster
+	client    string
+	mode      string
+	callers   int
+	batch     int
+	size      int
+	duration  time.Duration
+	topic     string
+	flush     bool
+	window    int // async: outstanding sends per caller
+	backlog   int // consume: messages produced before the consumer starts
+	verbose   bool
+	cpuprof   string // write a CPU profile of the measured phase here
+	broker    string // brokerChild or brokerInProcess (without namesrv)
+	bprof     string // write a CPU profile of the broker process here
+	rate      int    // e2e: messages offered per second
+	cbatch    int    // consume and e2e: messages per handler call (0: the client's default)
+	orderly   bool   // consume and e2e: the client's orderly push consumer
+	queues    int    // queues of the topic (0: 4 in process, the cluster's own with -namesrv)
+	pullBatch int    // pull: messages per pull, the same for every client
 }
 
 func parseConfig(args []string, stderr io.Writer) (config, error) {
@@ -63,16 +68,17 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs := flag.NewFlagSet("rmqbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.namesrv, "namesrv", "", "NameServer `addr`ess (host:port; several joined by ';'); empty starts an in-process NameServer and broker")
-	fs.StringVar(&c.client, "client", clientOfficial, "client to measure: official|ours, or floor (consume mode: bare pulls that only count records, with -callers pulls in flight per queue)")
-	fs.StringVar(&c.mode, "mode", modeSync, "sync|async|oneway|batch|consume|e2e|tx")
-	fs.IntVar(&c.callers, "callers", 1, "concurrent callers (goroutines sending); consume and e2e: consumer goroutines")
+	fs.StringVar(&c.client, "client", clientOfficial, "client to measure: official|ours, or floor (consume mode: bare pulls that only count records, with -callers pulls in flight per queue); pull mode: the clients to run in turn, comma-separated (default ours,official)")
+	fs.StringVar(&c.mode, "mode", modeSync, "sync|async|oneway|batch|consume|e2e|tx|pull")
+	fs.IntVar(&c.callers, "callers", 1, "concurrent callers (goroutines sending); consume and e2e: consumer goroutines; pull: goroutines calling Poll")
 	fs.IntVar(&c.batch, "batch", 32, "messages per batch in batch mode (and per send while preloading for consume)")
 	fs.IntVar(&c.size, "size", 1024, "message body size in `bytes`")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time for send and e2e modes; consume: the longest the drain may take")
 	fs.StringVar(&c.topic, "topic", "rmqbench", "topic; consume and e2e modes without an explicit -topic use a fresh topic per run")
 	fs.BoolVar(&c.flush, "flush", false, "run the in-process broker with synchronous disk flush (only without -namesrv)")
 	fs.IntVar(&c.window, "window", 64, "async mode: sends each caller keeps outstanding")
-	fs.IntVar(&c.backlog, "backlog", 100000, "consume mode: messages produced before the consumer starts")
+	fs.IntVar(&c.backlog, "backlog", 100000, "consume and pull modes: messages produced before the consumer starts (pull mode default 1000000)")
+	fs.IntVar(&c.pullBatch, "pull-batch", 32, "pull mode: messages per pull for every client")
 	fs.BoolVar(&c.verbose, "v", false, "keep the official client's logging at info level")
 	fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured phase (after the warm-up) to `file`")
 	fs.StringVar(&c.broker, "broker", brokerChild, "without -namesrv: run the NameServer and broker in a child process (child), so that client and broker CPU are measured apart, or in this process (inprocess)")
@@ -90,13 +96,20 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	topicSet := false
-	fs.Visit(func(f *flag.Flag) {
-		if f.Name == "topic" {
-			topicSet = true
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.mode == modePull {
+		if !set["client"] {
+			c.client = pullClientsDefault
 		}
-	})
-	if (c.mode == modeConsume || c.mode == modeE2E) && !topicSet {
+		if !set["backlog"] {
+			c.backlog = 1000000
+		}
+		if !set["duration"] {
+			c.duration = 10 * time.Minute
+		}
+	}
+	if (c.mode == modeConsume || c.mode == modeE2E || c.mode == modePull) && !set["topic"] {
 		// A fresh topic per run, so the drain never meets an old backlog.
 		c.topic = fmt.Sprintf("%s_%d", c.topic, time.Now().UnixNano())
 	}
@@ -104,6 +117,17 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 }
 
 func (c config) validate() error {
+	if c.mode == modePull {
+		if _, err := pullClients(c.client); err != nil {
+			return err
+		}
+		switch {
+		case c.pullBatch < 1 || c.pullBatch > 1024:
+			return fmt.Errorf("-pull-batch %d: want 1..1024", c.pullBatch)
+		case c.orderly:
+			return errors.New("-orderly is for consume and e2e modes, not pull")
+		}
+	}
 	switch c.client {
 	case clientOfficial, clientOurs:
 	case clientFloor:
@@ -111,12 +135,14 @@ func (c config) validate() error {
 			return fmt.Errorf("-client floor measures consume mode only, not %q", c.mode)
 		}
 	default:
-		return fmt.Errorf("-client %q: want official, ours or floor", c.client)
+		if c.mode != modePull {
+			return fmt.Errorf("-client %q: want official, ours or floor", c.client)
+		}
 	}
 	switch c.mode {
-	case modeSync, modeAsync, modeOneway, modeBatch, modeConsume, modeE2E, modeTx:
+	case modeSync, modeAsync, modeOneway, modeBatch, modeConsume, modeE2E, modeTx, modePull:
 	default:
-		return fmt.Errorf("-mode %q: want sync, async, oneway, batch, consume, e2e or tx", c.mode)
+		return fmt.Errorf("-mode %q: want sync, async, oneway, batch, consume, e2e, tx or pull", c.mode)
 	}
 	switch c.broker {
 	case brokerChild, brokerInProcess:
@@ -136,7 +162,7 @@ func (c config) validate() error {
 		return errors.New("-topic must not be empty")
 	case c.window < 1:
 		return fmt.Errorf("-window %d: want at least 1", c.window)
-	case c.mode == modeConsume && c.backlog < 1:
+	case (c.mode == modeConsume || c.mode == modePull) && c.backlog < 1:
 		return fmt.Errorf("-backlog %d: want at least 1", c.backlog)
 	case c.cbatch < 0 || c.cbatch > 1024:
 		return fmt.Errorf("-consume-batch %d: want 0..1024", c.cbatch)

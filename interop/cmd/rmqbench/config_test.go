@@ -78,8 +78,28 @@ func TestParseConfig(t *testing.T) {
 		{name: "broker profile with namesrv", args: []string{"-broker-cpuprofile", "p", "-namesrv", "h:1"}, wantErr: "-broker-cpuprofile"},
 		{name: "broker profile in process", args: []string{"-broker-cpuprofile", "p", "-broker", "inprocess"}, wantErr: "-broker-cpuprofile"},
 		{name: "bad client", args: []string{"-client", "java"}, wantErr: "-client"},
+		{name: "pull runs both clients on a full backlog", args: []string{"-mode", "pull"}, check: func(t *testing.T, c config) {
+			if c.client != "ours,official" || c.backlog != 1000000 || c.pullBatch != 32 || !strings.HasPrefix(c.topic, "rmqbench_") || c.duration != 10*time.Minute {
+				t.Fatalf("pull defaults %+v", c)
+			}
+		}},
+		{name: "pull with clients in a given order", args: []string{"-mode", "pull", "-client", "official,ours", "-backlog", "500", "-pull-batch", "64"}, check: func(t *testing.T, c config) {
+			if c.client != "official,ours" || c.backlog != 500 || c.pullBatch != 64 {
+				t.Fatalf("pull %+v", c)
+			}
+		}},
+		{name: "pull of one client", args: []string{"-mode", "pull", "-client", "ours"}, check: func(t *testing.T, c config) {
+			if c.client != "ours" {
+				t.Fatalf("pull client %q", c.client)
+			}
+		}},
+		{name: "pull floor", args: []string{"-mode", "pull", "-client", "floor"}, wantErr: "pull mode wants"},
+		{name: "pull bad list", args: []string{"-mode", "pull", "-client", "ours,"}, wantErr: "pull mode wants"},
+		{name: "pull batch", args: []string{"-mode", "pull", "-pull-batch", "0"}, wantErr: "-pull-batch"},
+		{name: "pull orderly", args: []string{"-mode", "pull", "-orderly"}, wantErr: "-orderly"},
+		{name: "list outside pull", args: []string{"-client", "ours,official"}, wantErr: "-client"},
 		{name: "floor only consumes", args: []string{"-client", "floor", "-mode", "sync"}, wantErr: "-client floor"},
-		{name: "bad mode", args: []string{"-mode", "pull"}, wantErr: "-mode"},
+		{name: "bad mode", args: []string{"-mode", "push"}, wantErr: "-mode"},
 		{name: "zero callers", args: []string{"-callers", "0"}, wantErr: "-callers"},
 		{name: "zero batch", args: []string{"-batch", "0"}, wantErr: "-batch"},
 		{name: "zero size", args: []string{"-size", "0"}, wantErr: "-size"},

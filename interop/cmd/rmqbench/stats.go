@@ -87,7 +87,13 @@ type result struct {
 	P99us          float64 `json:"p99_us"`
 	ClientCPUusMsg float64 `json:"client_cpu_us_per_msg"`
 	BrokerCPUusMsg float64 `json:"broker_cpu_us_per_msg,omitempty"`
-	Errors         int64   `json:"errors"`
+	// Heap allocations of this process per message over the measured
+	// phase (with -broker inprocess the broker's too).
+	AllocsPerMsg     float64 `json:"client_allocs_per_msg"`
+	AllocBytesPerMsg float64 `json:"client_alloc_bytes_per_msg"`
+	Batch            int     `json:"pull_batch,omitempty"` // pull mode
+	Duplicates       int64   `json:"duplicates,omitempty"` // pull mode: messages handed out again
+	Errors           int64   `json:"errors"`
 }
 
 // newResult derives the rate and latencies (sorted; nil in consume mode)

@@ -67,7 +67,7 @@ func TestResultLine(t *testing.T) {
 		lat[i] = time.Duration(i+1) * 10 * time.Microsecond
 	}
 	r := newResult(cfg, totals{lat: lat, msgs: 3200, errs: 2}, 2*time.Second)
-	mt := meter{client: 64 * time.Millisecond}
+	mt := meter{client: 64 * time.Millisecond, mallocs: 8000, bytes: 3200 * 1500}
 	mt.apply(&r)
 	var buf bytes.Buffer
 	if err := writeResult(&buf, r); err != nil {
@@ -78,7 +78,7 @@ func TestResultLine(t *testing.T) {
 		t.Fatalf("want exactly one line, got %q", line)
 	}
 	want := `{"client":"official","mode":"batch","callers":4,"msgs":3200,"seconds":2,"msgs_per_s":1600,` +
-		`"p50_us":500,"p99_us":990,"client_cpu_us_per_msg":20,"errors":2}` + "\n"
+		`"p50_us":500,"p99_us":990,"client_cpu_us_per_msg":20,"client_allocs_per_msg":2.5,"client_alloc_bytes_per_msg":1500,"errors":2}` + "\n"
 	if line != want {
 		t.Fatalf("line\n got %s\nwant %s", line, want)
 	}
@@ -87,7 +87,7 @@ func TestResultLine(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"client", "mode", "callers", "msgs", "seconds", "msgs_per_s", "p50_us", "p99_us", "client_cpu_us_per_msg"} {
+	for _, k := range []string{"client", "mode", "callers", "msgs", "seconds", "msgs_per_s", "p50_us", "p99_us", "client_cpu_us_per_msg", "client_allocs_per_msg", "client_alloc_bytes_per_msg"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("key %q missing from %s", k, line)
 		}
