@@ -28,6 +28,7 @@ type Broker struct {
 	store  *store.Store
 	srv    *server.Server
 	nsCli  *transport.Client // REGISTER_BROKER / UNREGISTER_BROKER
+	reg    registrar         // coalesces REGISTER_BROKER (nameservers.go)
 	faults faultTable
 
 	topics  *topicManager
