@@ -3,6 +3,8 @@ package broker
 import (
 	"context"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -87,6 +89,124 @@ func TestRegistrationStormCoalesced(t *testing.T) {
 				t.Errorf("%d registration rounds for %d topic creates: changes were not coalesced", rounds, topics)
 			}
 			t.Logf("%d topic creates, %d registration rounds", topics, rounds)
+		})
+	}
+}
+
+// manyGroupsHeartbeat is a heartbeat of one client naming n consumer groups.
+func manyGroupsHeartbeat(prefix string, n int) *remoting.Command {
+	hb := remoting.HeartbeatData{ClientID: "127.0.0.1@loadtest"}
+	for i := range n {
+		hb.ConsumerDataSet = append(hb.ConsumerDataSet, remoting.ConsumerData{
+			GroupName:        fmt.Sprintf("%s%05d", prefix, i),
+			ConsumeType:      remoting.ConsumeTypePassively,
+			MessageModel:     remoting.MessageModelClustering,
+			ConsumeFromWhere: "CONSUME_FROM_LAST_OFFSET",
+			SubscriptionDataSet: []remoting.SubscriptionData{{
+				Topic: "LoadTopic", SubString: "*", SubVersion: 1,
+			}},
+		})
+	}
+	return remoting.NewRequest(remoting.HeartBeat, nil, hb.AppendJSON(nil, remoting.JSONStandard))
+}
+
+// A heartbeat registering thousands of new groups writes the group table
+// once and creates all retry topics with one change of the topic table.
+func TestHeartbeatManyGroupsPersistsOnce(t *testing.T) {
+	e := pullTestBroker(t, nil)
+	persists := e.b.groups.persists.Load()
+	_, topicsVersion := e.b.topics.snapshot()
+	const n = 5000
+	resp := e.invoke(t, manyGroupsHeartbeat("LoadGroup", n))
+	if resp.Code != remoting.Success {
+		t.Fatalf("heartbeat: code %d %q", resp.Code, resp.Remark)
+	}
+	if got := e.b.groups.persists.Load() - persists; got != 1 {
+		t.Errorf("group table written %d times for one heartbeat, want 1", got)
+	}
+	_, v := e.b.topics.snapshot()
+	if got := v.Counter - topicsVersion.Counter; got != 1 {
+		t.Errorf("topic table changed %d times for one heartbeat, want 1", got)
+	}
+	for _, i := range []int{0, n / 2, n - 1} {
+		g := fmt.Sprintf("LoadGroup%05d", i)
+		if _, ok := e.b.groups.get(g); !ok {
+			t.Errorf("group %s not created", g)
+		}
+		if _, ok := e.b.topics.get(rocketmq.RetryTopic(g)); !ok {
+			t.Errorf("retry topic of %s not created", g)
+		}
+		if ids := e.b.clients.consumerIDs(g); len(ids) != 1 {
+			t.Errorf("consumers of %s: %v", g, ids)
+		}
+	}
+	// The file holds every group.
+	var w remoting.SubscriptionGroupWrapper
+	if found, err := readConfig(e.b.groups.path(), w.DecodeJSON); !found || err != nil {
+		t.Fatalf("read groups file: %v %v", found, err)
+	}
+	if _, ok := w.SubscriptionGroupTable[fmt.Sprintf("LoadGroup%05d", n-1)]; !ok || len(w.SubscriptionGroupTable) < n {
+		t.Errorf("groups file holds %d groups, want at least %d", len(w.SubscriptionGroupTable), n)
+	}
+
+	// The same heartbeat again changes nothing and writes nothing.
+	persists = e.b.groups.persists.Load()
+	_, topicsVersion = e.b.topics.snapshot()
+	if resp := e.invoke(t, manyGroupsHeartbeat("LoadGroup", n)); resp.Code != remoting.Success {
+		t.Fatalf("second heartbeat: code %d %q", resp.Code, resp.Remark)
+	}
+	_, v = e.b.topics.snapshot()
+	if got := e.b.groups.persists.Load() - persists; got != 0 || v.Counter != topicsVersion.Counter {
+		t.Errorf("repeated heartbeat wrote the group table %d times and changed the topic table %d times",
+			got, v.Counter-topicsVersion.Counter)
+	}
+}
+
+func TestHeartbeatGroupLimit(t *testing.T) {
+	e := pullTestBroker(t, func(c *Config) { c.MaxHeartbeatGroups = 100 })
+	resp := e.invoke(t, manyGroupsHeartbeat("LimitGroup", 101))
+	if resp.Code != remoting.SystemError || !strings.Contains(resp.Remark, "101 consumer groups") {
+		t.Fatalf("heartbeat over the limit: code %d %q, want SYSTEM_ERROR naming the count", resp.Code, resp.Remark)
+	}
+	if _, ok := e.b.groups.get("LimitGroup00000"); ok {
+		t.Error("a refused heartbeat created a group")
+	}
+	if resp := e.invoke(t, manyGroupsHeartbeat("LimitGroup", 100)); resp.Code != remoting.Success {
+		t.Fatalf("heartbeat at the limit: code %d %q", resp.Code, resp.Remark)
+	}
+}
+
+// A pull on an empty queue with a suspend timeout of MaxInt64 or -1 is held
+// for a bounded time, then answered PULL_NOT_FOUND.
+func TestPullSuspendTimeoutBounded(t *testing.T) {
+	const maxHold, check = 600 * time.Millisecond, 300 * time.Millisecond
+	e := pullTestBroker(t, func(c *Config) {
+		c.MaxPullSuspend = maxHold
+		c.LongPollCheck = check
+	})
+	e.b.topics.ensure("PullBound", 1, rocketmq.PermRead|rocketmq.PermWrite)
+	tests := []struct {
+		name      string
+		suspendMs int64
+		want      time.Duration // held at least about this long
+	}{
+		{"MaxInt64", math.MaxInt64, check}, // Java's deadline overflows: answered at the next check
+		{"huge", int64(time.Hour / time.Millisecond), maxHold},
+		{"minus one", -1, check},
+		{"zero", 0, check},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			ch := e.invokeAsync(t, pullArgs{group: "g", topic: "PullBound", sub: pstr("*"),
+				flags: remoting.PullFlagSuspend, suspendMs: tt.suspendMs}.req())
+			r := pullWait(t, ch, 10*time.Second)
+			if d := r.at.Sub(start); d < tt.want-50*time.Millisecond {
+				t.Errorf("answered after %v, want it held about %v", d, tt.want)
+			} else {
+				t.Logf("held %v", d)
+			}
+			pullExpect(t, r.resp, remoting.PullNotFound, "NO_MESSAGE_IN_QUEUE", 0, 0, 0)
 		})
 	}
 }
