@@ -108,6 +108,7 @@ func New(cfg Config) (*Broker, error) {
 		Dir:                        cfg.StoreDir,
 		CommitLogSegmentSize:       cfg.CommitLogSegmentSize,
 		ConsumeQueueEntriesPerFile: cfg.ConsumeQueueEntries,
+		MaxOpenQueueFiles:          cfg.MaxOpenQueueFiles,
 		IndexSlots:                 cfg.IndexSlots,
 		IndexEntries:               cfg.IndexEntries,
 		FlushMode:                  cfg.FlushMode,

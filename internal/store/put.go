@@ -212,11 +212,25 @@ func (s *Store) queuesLocked(metas []recMeta, qs []*consumeQueue) error {
 			}
 		}
 		if err := q.ensure(qo, s); err != nil {
+			unpinQueues(metas[:i], qs)
+			return err
+		}
+		if err := q.pinRange(qo, qo); err != nil {
+			unpinQueues(metas[:i], qs)
 			return err
 		}
 		qs[i], m.qo = q, qo
 	}
 	return nil
+}
+
+// unpinQueues releases the pins queuesLocked took.
+func unpinQueues(metas []recMeta, qs []*consumeQueue) {
+	for i := range metas {
+		if qs[i] != nil {
+			qs[i].unpinRange(metas[i].qo, metas[i].qo)
+		}
+	}
 }
 
 // PutMessages appends a batch to one queue as consecutive records with
@@ -293,6 +307,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 		if err = s.queuesLocked(metas, qs); err != nil {
 			return res, err
 		}
+		defer unpinQueues(metas, qs)
 	} else {
 		for i := range metas {
 			if isDispatched(metas[i].sysFlag) {
@@ -308,6 +323,12 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 		if err = q.ensure(qo+n-1, s); err != nil {
 			return res, err
 		}
+		// Mapped until the entries are written: nothing can fail
+		// after the commit-log copy.
+		if err = q.pinRange(qo, qo+n-1); err != nil {
+			return res, err
+		}
+		defer q.unpinRange(qo, qo+n-1)
 	}
 	seg, err := s.segmentForAppend(total)
 	if err != nil {
@@ -364,7 +385,9 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 			if mixed {
 				mq = qs[i]
 			}
-			mq.put(m.qo, cqEntry{phys: m.phys, size: int32(m.size), tags: m.req.TagsCode}, s)
+			if perr := mq.put(m.qo, cqEntry{phys: m.phys, size: int32(m.size), tags: m.req.TagsCode}, s); perr != nil {
+				s.log.Error("store: consume queue entry not written", "topic", mq.topic, "queue", mq.queueID, "err", perr)
+			}
 		}
 	}
 	if !s.cfg.DisableIndex {
@@ -483,7 +506,7 @@ func (s *Store) queueLocked(topic string, id int32) (*consumeQueue, error) {
 	if !validTopic(topic) || id < 0 {
 		return nil, fmt.Errorf("%w: queue %s/%d", ErrInvalidMessage, topic, id)
 	}
-	q := newConsumeQueue(s.dirPath("consumequeue"), topic, id, int64(s.cfg.ConsumeQueueEntriesPerFile))
+	q := newConsumeQueue(s.dirPath("consumequeue"), topic, id, int64(s.cfg.ConsumeQueueEntriesPerFile), s.cqCache)
 	s.life.Lock()
 	s.queues[k] = q
 	s.life.Unlock()
