@@ -149,13 +149,9 @@ func (q *consumeQueue) ensure(n int64, s *Store) error {
 	return nil
 }
 
-// writeEntry stores e at n; a file must hold n.
-func (q *consumeQueue) writeEntry(n int64, e cqEntry, s *Store) error {
+// writeEntry stores e at n; a pinned file must hold n.
+func (q *consumeQueue) writeEntry(n int64, e cqEntry, s *Store) {
 	f := q.fileFor(n)
-	if err := f.pin(); err != nil {
-		return err
-	}
-	defer f.unpin()
 	p := n*cqUnit - f.start
 	b := f.data[p : p+cqUnit]
 	be := binary.BigEndian
@@ -165,32 +161,32 @@ func (q *consumeQueue) writeEntry(n int64, e cqEntry, s *Store) error {
 	if s != nil {
 		s.markDirty(f)
 	}
-	return nil
 }
 
 // put writes entry n. Normally n == max; a gap (only during recovery, or an
-// empty queue starting above 0) is padded with fillers. Call ensure first;
-// the append path also pins the file (pinRange), so put cannot fail there.
-func (q *consumeQueue) put(n int64, e cqEntry, s *Store) error {
-	from := q.max.Load()
-	empty := from == 0
-	if empty {
-		// Empty queue: pad from its first file's start.
-		from = (*q.files.Load())[0].start / cqUnit
-	}
+// empty queue starting above 0) is padded with fillers. Call ensure first,
+// then pin the files from the first entry to write (max, or the first
+// file's start in an empty queue: putFrom) to n with pinRange.
+func (q *consumeQueue) put(n int64, e cqEntry, s *Store) {
+	from := q.putFrom()
+	empty := q.max.Load() == 0
 	for i := from; i < n; i++ {
-		if err := q.writeEntry(i, cqEntry{size: fillerSize}, s); err != nil {
-			return err
-		}
+		q.writeEntry(i, cqEntry{size: fillerSize}, s)
 	}
-	if err := q.writeEntry(n, e, s); err != nil {
-		return err
-	}
+	q.writeEntry(n, e, s)
 	if empty {
 		q.min.Store(n)
 	}
 	q.max.Store(n + 1)
-	return nil
+}
+
+// putFrom is the first entry the next put writes: max, or in an empty
+// queue the start of its first file (padded with fillers).
+func (q *consumeQueue) putFrom() int64 {
+	if from := q.max.Load(); from > 0 {
+		return from
+	}
+	return (*q.files.Load())[0].start / cqUnit
 }
 
 // truncate drops the entries from n on: clears them and deletes the files

@@ -85,6 +85,7 @@ type recMeta struct {
 	off, size  int
 	sysFlag    int32
 	phys, qo   int64
+	pinFrom    int64 // PutRecords: first consume-queue entry pinned for the put
 	dispatched bool
 }
 
@@ -215,11 +216,11 @@ func (s *Store) queuesLocked(metas []recMeta, qs []*consumeQueue) error {
 			unpinQueues(metas[:i], qs)
 			return err
 		}
-		if err := q.pinRange(qo, qo); err != nil {
+		if err := q.pinRange(q.putFrom(), qo); err != nil {
 			unpinQueues(metas[:i], qs)
 			return err
 		}
-		qs[i], m.qo = q, qo
+		qs[i], m.qo, m.pinFrom = q, qo, q.putFrom()
 	}
 	return nil
 }
@@ -228,7 +229,7 @@ func (s *Store) queuesLocked(metas []recMeta, qs []*consumeQueue) error {
 func unpinQueues(metas []recMeta, qs []*consumeQueue) {
 	for i := range metas {
 		if qs[i] != nil {
-			qs[i].unpinRange(metas[i].qo, metas[i].qo)
+			qs[i].unpinRange(metas[i].pinFrom, metas[i].qo)
 		}
 	}
 }
@@ -325,10 +326,11 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 		}
 		// Mapped until the entries are written: nothing can fail
 		// after the commit-log copy.
-		if err = q.pinRange(qo, qo+n-1); err != nil {
+		from := q.putFrom()
+		if err = q.pinRange(from, qo+n-1); err != nil {
 			return res, err
 		}
-		defer q.unpinRange(qo, qo+n-1)
+		defer q.unpinRange(from, qo+n-1)
 	}
 	seg, err := s.segmentForAppend(total)
 	if err != nil {
@@ -385,9 +387,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 			if mixed {
 				mq = qs[i]
 			}
-			if perr := mq.put(m.qo, cqEntry{phys: m.phys, size: int32(m.size), tags: m.req.TagsCode}, s); perr != nil {
-				s.log.Error("store: consume queue entry not written", "topic", mq.topic, "queue", mq.queueID, "err", perr)
-			}
+			mq.put(m.qo, cqEntry{phys: m.phys, size: int32(m.size), tags: m.req.TagsCode}, s)
 		}
 	}
 	if !s.cfg.DisableIndex {

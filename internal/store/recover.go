@@ -279,9 +279,12 @@ func (s *Store) redispatch(h *message.RecordView) (gap bool, err error) {
 			if err := q.ensure(n, s); err != nil {
 				return gap, err
 			}
-			if err := q.put(n, e, s); err != nil {
+			from := q.putFrom()
+			if err := q.pinRange(from, n); err != nil {
 				return gap, err
 			}
+			q.put(n, e, s)
+			q.unpinRange(from, n)
 		}
 	}
 	if !s.cfg.DisableIndex && h.TransactionType() != message.FlagTransactionRoll && h.PhysicalOffset > s.idxEnd {
