@@ -115,7 +115,7 @@ type Config struct {
 	// bodies are deflated, which NameServers since 4.8 accept.
 	CompressedRegister bool
 	// MaxOpenQueueFiles caps the consume-queue files kept open and mapped
-	// at once (store default; Java keeps all of them).
+	// at once (store default 1024; Java keeps all of them open).
 	MaxOpenQueueFiles int
 
 	// MaxHandlers bounds concurrent request handlers (server default).
