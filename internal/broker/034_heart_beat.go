@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -16,10 +17,19 @@ import (
 // skipped, as 5.x does (4.9.8 registers it anyway, without a retry topic).
 // Notifications go out before the response, as a 4.9.8 broker sends them
 // (wire 0031 precedes 0032).
+//
+// New groups and their retry topics are created first and each table is
+// written once for the whole heartbeat (Java writes the file per new
+// group), so one heartbeat naming thousands of groups costs linear time.
 func (b *Broker) handleHeartBeat(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
 	var hb remoting.HeartbeatData
 	if err := hb.DecodeJSON(req.Body); err != nil {
 		return remoting.NewResponse(remoting.SystemError, "decode heartbeat body: "+err.Error())
+	}
+	if limit := b.cfg.MaxHeartbeatGroups; limit > 0 && len(hb.ConsumerDataSet) > limit {
+		b.log.Warn("heartbeat refused: too many consumer groups", "client", hb.ClientID, "groups", len(hb.ConsumerDataSet), "limit", limit)
+		return remoting.NewResponse(remoting.SystemError, fmt.Sprintf(
+			"the heartbeat names %d consumer groups, more than the %d a heartbeat may carry", len(hb.ConsumerDataSet), limit))
 	}
 	ch := clientChannel{
 		conn:       c,
@@ -28,16 +38,34 @@ func (b *Broker) handleHeartBeat(_ context.Context, c *server.Conn, req *remotin
 		version:    req.Version,
 		lastUpdate: time.Now(),
 	}
+	type known struct {
+		cd *remoting.ConsumerData
+		gc remoting.SubscriptionGroupConfig
+	}
+	groups := make([]known, 0, len(hb.ConsumerDataSet))
+	retry := make([]remoting.TopicConfig, 0, len(hb.ConsumerDataSet))
+	groupsChanged := false
 	for i := range hb.ConsumerDataSet {
 		cd := &hb.ConsumerDataSet[i]
-		gc, ok := b.groups.findOrCreate(cd.GroupName)
+		gc, ok, created := b.groups.lookupOrCreate(cd.GroupName)
 		if !ok {
 			b.log.Debug("heartbeat: unknown consumer group", "group", cd.GroupName, "client", hb.ClientID)
 			continue
 		}
-		b.topics.ensure(rocketmq.RetryTopic(cd.GroupName), gc.RetryQueueNums, rocketmq.PermRead|rocketmq.PermWrite)
-		conns := b.clients.registerConsumer(ch, cd, gc.NotifyConsumerIdsChangedEnable)
-		b.clients.notifyIDsChanged(cd.GroupName, conns)
+		groupsChanged = groupsChanged || created
+		groups = append(groups, known{cd, gc})
+		tc := remoting.NewTopicConfig(rocketmq.RetryTopic(cd.GroupName))
+		tc.ReadQueueNums, tc.WriteQueueNums = gc.RetryQueueNums, gc.RetryQueueNums
+		tc.Perm = rocketmq.PermRead | rocketmq.PermWrite
+		retry = append(retry, tc)
+	}
+	if groupsChanged {
+		b.groups.persistLogged()
+	}
+	b.topics.ensureAll(retry)
+	for _, g := range groups {
+		conns := b.clients.registerConsumer(ch, g.cd, g.gc.NotifyConsumerIdsChangedEnable)
+		b.clients.notifyIDsChanged(g.cd.GroupName, conns)
 	}
 	for _, p := range hb.ProducerDataSet {
 		if p.GroupName != "" {
@@ -45,4 +73,37 @@ func (b *Broker) handleHeartBeat(_ context.Context, c *server.Conn, req *remotin
 		}
 	}
 	return remoting.NewResponse(remoting.Success, "")
+}
+
+// ensureAll creates the topics of list that do not exist yet (existing
+// ones are left as they are, as ensure does), with one version bump, one
+// write of the table and one registration for all of them.
+func (m *topicManager) ensureAll(list []remoting.TopicConfig) {
+	missing := false
+	m.mu.RLock()
+	for i := range list {
+		if _, ok := m.table[list[i].TopicName]; !ok {
+			missing = true
+			break
+		}
+	}
+	m.mu.RUnlock()
+	if !missing {
+		return
+	}
+	added := false
+	m.mu.Lock()
+	for _, tc := range list {
+		if _, ok := m.table[tc.TopicName]; !ok {
+			m.table[tc.TopicName] = tc
+			added = true
+		}
+	}
+	if added {
+		m.bumpLocked()
+	}
+	m.mu.Unlock()
+	if added {
+		m.changed()
+	}
 }

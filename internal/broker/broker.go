@@ -28,6 +28,7 @@ type Broker struct {
 	store  *store.Store
 	srv    *server.Server
 	nsCli  *transport.Client // REGISTER_BROKER / UNREGISTER_BROKER
+	reg    registrar         // coalesces REGISTER_BROKER (nameservers.go)
 	faults faultTable
 
 	topics  *topicManager
@@ -107,6 +108,7 @@ func New(cfg Config) (*Broker, error) {
 		Dir:                        cfg.StoreDir,
 		CommitLogSegmentSize:       cfg.CommitLogSegmentSize,
 		ConsumeQueueEntriesPerFile: cfg.ConsumeQueueEntries,
+		MaxOpenQueueFiles:          cfg.MaxOpenQueueFiles,
 		IndexSlots:                 cfg.IndexSlots,
 		IndexEntries:               cfg.IndexEntries,
 		FlushMode:                  cfg.FlushMode,

@@ -114,6 +114,23 @@ type Config struct {
 	// creates itself (BenchmarkTest).
 	MaxQueueNums int32
 
+	// Broker under load (docs/DESIGN.md "Broker under load").
+	//
+	// MaxPullSuspend bounds how long a pull that found nothing is held
+	// (20 s, DefaultLitePullConsumer's brokerSuspendMaxTimeMillis, the
+	// largest a Java client asks for by default); a suspend timeout ≤ 0 is
+	// held one LongPollCheck, as Java answers it at its next check.
+	MaxPullSuspend time.Duration
+	// MaxHeartbeatGroups refuses a heartbeat carrying more consumer
+	// groups than this; 0, the default, sets no limit (Java has none).
+	MaxHeartbeatGroups int
+	// CompressedRegister is compressedRegister (false): REGISTER_BROKER
+	// bodies are deflated, which NameServers since 4.8 accept.
+	CompressedRegister bool
+	// MaxOpenQueueFiles caps the consume-queue files kept open and mapped
+	// at once (store default 1024; Java keeps all of them open).
+	MaxOpenQueueFiles int
+
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
 
@@ -201,6 +218,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxQueueNums <= 0 {
 		c.MaxQueueNums = defaultMaxQueueNums
+	}
+	if c.MaxPullSuspend <= 0 {
+		c.MaxPullSuspend = 20 * time.Second
+	}
+	if c.MaxHeartbeatGroups < 0 {
+		c.MaxHeartbeatGroups = 0
 	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"go.uber.org/atomic"
+
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -21,6 +23,7 @@ type groupManager struct {
 	// persistMu orders snapshot+write pairs so that the last file written
 	// holds the newest snapshot.
 	persistMu sync.Mutex
+	persists  atomic.Int64 // files written
 }
 
 // newGroupManager starts with the groups a 4.9.8 broker creates at start,
@@ -68,6 +71,7 @@ func (m *groupManager) persist() error {
 	m.persistMu.Lock()
 	defer m.persistMu.Unlock()
 	w := m.wrapper()
+	m.persists.Inc()
 	if err := store.WriteConfigFile(m.path(), w.AppendJSON(nil, remoting.JSONStandard)); err != nil {
 		return fmt.Errorf("rocketmq: broker: persist subscription groups: %w", err)
 	}
@@ -90,14 +94,25 @@ func (m *groupManager) wrapper() remoting.SubscriptionGroupWrapper {
 // when autoCreateSubscriptionGroup is on or the group is a CID_RMQ_SYS_
 // group. It reports false when the group neither exists nor may be created.
 func (m *groupManager) findOrCreate(group string) (remoting.SubscriptionGroupConfig, bool) {
+	g, ok, created := m.lookupOrCreate(group)
+	if created {
+		m.persistLogged()
+	}
+	return g, ok
+}
+
+// lookupOrCreate is findOrCreate without persisting: created says the
+// group is new and the table must be written. A heartbeat naming thousands
+// of new groups writes the file once, not once per group.
+func (m *groupManager) lookupOrCreate(group string) (g remoting.SubscriptionGroupConfig, ok, created bool) {
 	if g, ok := m.get(group); ok {
-		return g, true
+		return g, true, false
 	}
 	if group == "" || (m.b.cfg.DisableAutoCreateGroup && !rocketmq.IsSysConsumerGroup(group)) {
-		return remoting.SubscriptionGroupConfig{}, false
+		return remoting.SubscriptionGroupConfig{}, false, false
 	}
 	m.mu.Lock()
-	g, ok := m.table[group]
+	g, ok = m.table[group]
 	if !ok {
 		g = remoting.NewSubscriptionGroupConfig(group)
 		m.table[group] = g
@@ -106,9 +121,8 @@ func (m *groupManager) findOrCreate(group string) (remoting.SubscriptionGroupCon
 	m.mu.Unlock()
 	if !ok {
 		m.b.log.Debug("subscription group auto-created", "group", group)
-		m.persistLogged()
 	}
-	return g, true
+	return g, true, !ok
 }
 
 // put creates or replaces a group's config (UPDATE_AND_CREATE_SUBSCRIPTIONGROUP);

@@ -3,6 +3,7 @@ package broker
 import (
 	"container/heap"
 	"context"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -100,6 +101,24 @@ func (h *pullHold) checkInterval() time.Duration {
 		return h.b.cfg.ShortPollingTime
 	}
 	return h.b.cfg.LongPollCheck
+}
+
+// holdTime is how long a pull that found nothing is held for a client's
+// suspendTimeoutMillis. Java's PullRequestHoldService answers a held pull
+// once suspendTimestamp+timeout has passed at one of its checks
+// (docs/PROTOCOL.md §9.3), so a timeout ≤ 0, or one whose sum overflows, is
+// answered at the next check: it is held one check interval here. Anything
+// longer than MaxPullSuspend is held MaxPullSuspend, so a client cannot
+// park a pull for ever.
+func (h *pullHold) holdTime(ms int64) time.Duration {
+	max := h.b.cfg.MaxPullSuspend
+	if ms <= 0 || ms > math.MaxInt64-time.Now().UnixMilli() {
+		return min(h.checkInterval(), max)
+	}
+	if ms >= int64(max/time.Millisecond) {
+		return max
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // suspend parks a pull that found nothing. It returns false when the hold is

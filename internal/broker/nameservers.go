@@ -4,7 +4,10 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"sync"
 	"time"
+
+	"go.uber.org/atomic"
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -14,26 +17,51 @@ import (
 // registerTimeout is Java's registerBrokerTimeoutMills.
 const registerTimeout = 24 * time.Second
 
+// registrar keeps registrations with the NameServers from piling up: one
+// REGISTER_BROKER round is in flight at a time, and topic changes during it
+// ask for exactly one more round, which then carries all of them.
+type registrar struct {
+	send sync.Mutex // held for a whole round
+
+	mu      sync.Mutex
+	running bool // a goroutine runs coalesced rounds
+	pending bool // a change arrived after the running round took its snapshot
+
+	rounds      atomic.Int64 // rounds started
+	inFlight    atomic.Int32
+	maxInFlight atomic.Int32
+}
+
 // registerAll sends a full REGISTER_BROKER to every NameServer (docs/PROTOCOL.md
 // §9.12), one goroutine per NameServer so a dead one does not delay others.
+// Rounds never overlap; the topic table is snapshotted and encoded once per
+// round and the same body goes to every NameServer.
 func (b *Broker) registerAll(ctx context.Context) {
 	if len(b.cfg.NameServers) == 0 {
 		return
 	}
-	w := b.topics.wrapper()
-	if b.cfg.BrokerPermission&rocketmq.PermWrite == 0 || b.cfg.BrokerPermission&rocketmq.PermRead == 0 {
-		for k, tc := range w.TopicConfigTable {
-			tc.Perm &= b.cfg.BrokerPermission
-			w.TopicConfigTable[k] = tc
+	b.reg.send.Lock()
+	defer b.reg.send.Unlock()
+	if ctx.Err() != nil {
+		return
+	}
+	b.reg.rounds.Inc()
+	n := b.reg.inFlight.Inc()
+	defer b.reg.inFlight.Dec()
+	for {
+		m := b.reg.maxInFlight.Load()
+		if n <= m || b.reg.maxInFlight.CAS(m, n) {
+			break
 		}
 	}
-	body := (&remoting.RegisterBrokerBody{TopicConfigSerializeWrapper: w}).AppendJSON(nil, remoting.JSONFastjson)
+	body, compressed := b.registerBody()
 	h := remoting.RegisterBrokerRequestHeader{
 		BrokerName:   b.cfg.BrokerName,
 		BrokerAddr:   b.addr,
 		ClusterName:  b.cfg.ClusterName,
 		HAServerAddr: b.haAddr(),
 		BrokerID:     b.cfg.BrokerID,
+		Compressed:   compressed,
 		BodyCRC32:    message.BodyCRC(body),
 	}
 	ctx, cancel := context.WithTimeout(ctx, registerTimeout)
@@ -62,10 +90,65 @@ func (b *Broker) registerAll(ctx context.Context) {
 	}
 }
 
+// registerBody encodes the topic table for REGISTER_BROKER: JSON, or with
+// CompressedRegister the deflated form Java's BrokerOuterAPI sends when
+// compressedRegister is on (RegisterBrokerBody.encode(true)), which
+// NameServers read when the header's compressed flag is set.
+func (b *Broker) registerBody() (body []byte, compressed bool) {
+	w := b.topics.wrapper()
+	if b.cfg.BrokerPermission&rocketmq.PermWrite == 0 || b.cfg.BrokerPermission&rocketmq.PermRead == 0 {
+		for k, tc := range w.TopicConfigTable {
+			tc.Perm &= b.cfg.BrokerPermission
+			w.TopicConfigTable[k] = tc
+		}
+	}
+	rb := remoting.RegisterBrokerBody{TopicConfigSerializeWrapper: w}
+	if b.cfg.CompressedRegister {
+		body, err := rb.AppendCompressed(nil, remoting.DefaultVersion)
+		if err == nil {
+			return body, true
+		}
+		b.log.Warn("register with name server: compress body, sending JSON", "err", err)
+	}
+	return rb.AppendJSON(nil, remoting.JSONFastjson), false
+}
+
 // registerAsync re-registers after a topic change without blocking the
-// caller (a send that auto-created a topic).
+// caller (a send that auto-created a topic). A change while a round runs
+// marks one more round; any number of changes meanwhile share it.
 func (b *Broker) registerAsync() {
-	b.loop(b.registerAll)
+	r := &b.reg
+	r.mu.Lock()
+	if r.running {
+		r.pending = true
+		r.mu.Unlock()
+		return
+	}
+	r.running = true
+	r.mu.Unlock()
+	b.wgMu.Lock()
+	defer b.wgMu.Unlock()
+	if !b.running {
+		r.mu.Lock()
+		r.running, r.pending = false, false
+		r.mu.Unlock()
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		for {
+			b.registerAll(b.ctx)
+			r.mu.Lock()
+			if !r.pending || b.ctx.Err() != nil {
+				r.running, r.pending = false, false
+				r.mu.Unlock()
+				return
+			}
+			r.pending = false
+			r.mu.Unlock()
+		}
+	}()
 }
 
 // unregisterAll sends UNREGISTER_BROKER to every NameServer.

@@ -120,7 +120,7 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 		b.offsets.gets.add(h.ConsumerGroup, h.Topic, res.Messages, time.Now())
 	case remoting.PullNotFound:
 		if allowSuspend && h.SysFlag&remoting.PullFlagSuspend != 0 {
-			timeout := time.Duration(h.SuspendTimeoutMillis) * time.Millisecond
+			timeout := b.pulls.holdTime(h.SuspendTimeoutMillis)
 			if b.cfg.DisableLongPolling {
 				timeout = b.cfg.ShortPollingTime
 			}

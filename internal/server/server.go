@@ -89,6 +89,7 @@ type Server struct {
 
 	wg       sync.WaitGroup // running handlers
 	active   atomic.Int64   // running handlers, for MaxHandlers
+	busy     busyLog        // rate-limits the SYSTEM_BUSY warning
 	nextConn atomic.Uint64
 
 	// Handlers run on reusable worker goroutines: a fresh goroutine per
@@ -476,7 +477,7 @@ func (s *Server) dispatch(c *Conn, cmd *remoting.Command) {
 	}
 	if s.active.Add(1) > int64(s.cfg.MaxHandlers) {
 		s.active.Add(-1)
-		s.log.Warn("handlers saturated, answering SYSTEM_BUSY", logKeyCode, cmd.Code, logKeyRemote, c.remoteStr)
+		s.busy.note(s.log, cmd.Code, c.remoteStr)
 		if !cmd.IsOneway() {
 			_ = c.Reply(cmd, remoting.NewResponse(remoting.SystemBusy,
 				"[OVERLOAD]system busy, start flow control for a while"))

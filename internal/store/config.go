@@ -51,6 +51,10 @@ type Config struct {
 	// 256 KiB and 32.
 	MaxTransferBytes int
 	MaxTransferCount int
+	// MaxOpenQueueFiles caps the consume-queue files kept open and mapped
+	// at once; others are mapped again when read or written. Java maps
+	// them all. Default 1024.
+	MaxOpenQueueFiles int
 	// MaxQueryNum caps QueryByKey results (maxMsgsNumBatch). Default 64.
 	MaxQueryNum int
 	// PrefaultBytes is how far ahead of the write position a background
@@ -92,6 +96,7 @@ func (c Config) normalize() (Config, error) {
 	setDefault(&c.MaxTransferBytes, 256<<10)
 	setDefault(&c.MaxTransferCount, 32)
 	setDefault(&c.MaxQueryNum, 64)
+	setDefault(&c.MaxOpenQueueFiles, 1024)
 	if c.PrefaultBytes == 0 {
 		c.PrefaultBytes = 1 << 20
 	}

@@ -41,14 +41,16 @@ type consumeQueue struct {
 	files atomic.Pointer[[]*mappedFile] // contiguous, ascending
 	max   atomic.Int64                  // next offset = entries written
 	min   atomic.Int64                  // first real entry
+	cache *fileCache                    // maps the files on demand
 }
 
-func newConsumeQueue(root, topic string, queueID int32, perFile int64) *consumeQueue {
+func newConsumeQueue(root, topic string, queueID int32, perFile int64, cache *fileCache) *consumeQueue {
 	q := &consumeQueue{
 		topic:   topic,
 		queueID: queueID,
 		dir:     filepath.Join(root, topic, strconv.Itoa(int(queueID))),
 		perFile: perFile,
+		cache:   cache,
 	}
 	q.files.Store(new([]*mappedFile))
 	return q
@@ -69,16 +71,48 @@ func (q *consumeQueue) fileFor(n int64) *mappedFile {
 	return files[i]
 }
 
-// entry reads entry n; ok is false when no file holds it.
+// entry reads entry n; ok is false when no file holds it or the file
+// cannot be mapped.
 func (q *consumeQueue) entry(n int64) (cqEntry, bool) {
 	f := q.fileFor(n)
-	if f == nil {
+	if f == nil || f.pin() != nil {
 		return cqEntry{}, false
 	}
+	e := entryIn(f, n)
+	f.unpin()
+	return e, true
+}
+
+// entryIn reads entry n from f, which holds it and is pinned.
+func entryIn(f *mappedFile, n int64) cqEntry {
 	p := n*cqUnit - f.start
 	b := f.data[p : p+cqUnit]
 	be := binary.BigEndian
-	return cqEntry{phys: int64(be.Uint64(b)), size: int32(be.Uint32(b[8:])), tags: int64(be.Uint64(b[12:]))}, true
+	return cqEntry{phys: int64(be.Uint64(b)), size: int32(be.Uint32(b[8:])), tags: int64(be.Uint64(b[12:]))}
+}
+
+// pinRange pins the files holding entries first..last (which exist), so
+// that writing them cannot fail after the commit log was written.
+func (q *consumeQueue) pinRange(first, last int64) error {
+	for n := first; n <= last; {
+		f := q.fileFor(n)
+		if err := f.pin(); err != nil {
+			if n > first {
+				q.unpinRange(first, n-1)
+			}
+			return err
+		}
+		n = f.end() / cqUnit
+	}
+	return nil
+}
+
+func (q *consumeQueue) unpinRange(first, last int64) {
+	for n := first; n <= last; {
+		f := q.fileFor(n)
+		f.unpin()
+		n = f.end() / cqUnit
+	}
 }
 
 // ensure makes sure a file holds entry n, creating the missing files after
@@ -106,13 +140,16 @@ func (q *consumeQueue) ensure(n int64, s *Store) error {
 		if err != nil {
 			return fmt.Errorf("%w: create consume queue file: %v", ErrIO, err)
 		}
+		if q.cache != nil {
+			q.cache.add(m)
+		}
 		grown = append(grown, m)
 	}
 	q.files.Store(&grown)
 	return nil
 }
 
-// writeEntry stores e at n; a file must hold n.
+// writeEntry stores e at n; a pinned file must hold n.
 func (q *consumeQueue) writeEntry(n int64, e cqEntry, s *Store) {
 	f := q.fileFor(n)
 	p := n*cqUnit - f.start
@@ -127,19 +164,29 @@ func (q *consumeQueue) writeEntry(n int64, e cqEntry, s *Store) {
 }
 
 // put writes entry n. Normally n == max; a gap (only during recovery, or an
-// empty queue starting above 0) is padded with fillers. Call ensure first.
+// empty queue starting above 0) is padded with fillers. Call ensure first,
+// then pin the files from the first entry to write (max, or the first
+// file's start in an empty queue: putFrom) to n with pinRange.
 func (q *consumeQueue) put(n int64, e cqEntry, s *Store) {
-	from := q.max.Load()
-	if from == 0 {
-		// Empty queue: pad from its first file's start.
-		from = (*q.files.Load())[0].start / cqUnit
-		q.min.Store(n)
-	}
+	from := q.putFrom()
+	empty := q.max.Load() == 0
 	for i := from; i < n; i++ {
 		q.writeEntry(i, cqEntry{size: fillerSize}, s)
 	}
 	q.writeEntry(n, e, s)
+	if empty {
+		q.min.Store(n)
+	}
 	q.max.Store(n + 1)
+}
+
+// putFrom is the first entry the next put writes: max, or in an empty
+// queue the start of its first file (padded with fillers).
+func (q *consumeQueue) putFrom() int64 {
+	if from := q.max.Load(); from > 0 {
+		return from
+	}
+	return (*q.files.Load())[0].start / cqUnit
 }
 
 // truncate drops the entries from n on: clears them and deletes the files
@@ -154,7 +201,12 @@ func (q *consumeQueue) truncate(n int64) {
 	for _, f := range *q.files.Load() {
 		if !empty && f.start < n*cqUnit {
 			if f.end() > n*cqUnit {
-				clear(f.data[n*cqUnit-f.start:])
+				// Recovery only: a file that cannot be mapped keeps its
+				// stale tail, which the next append overwrites.
+				if f.pin() == nil {
+					clear(f.data[n*cqUnit-f.start:])
+					f.unpin()
+				}
 			}
 			keep = append(keep, f)
 			continue
@@ -180,8 +232,8 @@ func (q *consumeQueue) close() {
 // loadConsumeQueue maps the files of one queue directory and finds its
 // written end. A malformed queue is reported as ErrCorrupt; the caller then
 // removes it and rebuilds it from the commit log.
-func loadConsumeQueue(root, topic string, queueID int32, perFile int64) (*consumeQueue, error) {
-	q := newConsumeQueue(root, topic, queueID, perFile)
+func loadConsumeQueue(root, topic string, queueID int32, perFile int64, cache *fileCache) (*consumeQueue, error) {
+	q := newConsumeQueue(root, topic, queueID, perFile, nil)
 	ents, err := os.ReadDir(q.dir)
 	if err != nil {
 		return nil, err
@@ -270,5 +322,12 @@ scan:
 	}
 	q.min.Store(min)
 	q.max.Store(end)
+	// Checked with every file mapped; from now on the cache maps them.
+	q.cache = cache
+	if cache != nil {
+		for _, f := range files {
+			cache.add(f)
+		}
+	}
 	return q, nil
 }

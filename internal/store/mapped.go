@@ -19,8 +19,16 @@ type mappedFile struct {
 	raw   syscall.RawConn
 	data  []byte
 
+	size int64 // mapped length, kept while a cached file is unmapped
+
 	dirty  bool        // written since the last checkpoint; guarded by Store.mu
 	closed atomic.Bool // a checkpoint may still hold it after DeleteTopic
+
+	// Consume-queue files are mapped on demand by a fileCache
+	// (filecache.go); data, f and raw are then only valid while pinned.
+	cache *fileCache
+	refs  atomic.Int32 // -1: not mapped; else the pins
+	used  atomic.Bool  // used since the clock hand passed
 }
 
 // Options of openMapped.
@@ -80,14 +88,19 @@ func mapOpened(f *os.File, path string, start, size int64, opts int) (*mappedFil
 	if merr != nil {
 		return nil, fmt.Errorf("%w: mmap %s: %v", ErrIO, path, merr)
 	}
-	return &mappedFile{path: path, start: start, f: f, raw: raw, data: data}, nil
+	return &mappedFile{path: path, start: start, size: size, f: f, raw: raw, data: data}, nil
 }
 
-func (m *mappedFile) end() int64 { return m.start + int64(len(m.data)) }
+func (m *mappedFile) end() int64 { return m.start + m.size }
 
 // sync writes the file's dirty pages, those written through the mapping
 // included, to the device.
-func (m *mappedFile) sync() error { return syncMapped(m) }
+func (m *mappedFile) sync() error {
+	if m.cache != nil {
+		return m.syncCached()
+	}
+	return syncMapped(m)
+}
 
 // writeAt writes b at file offset off with pwrite (the page cache the
 // mapping shows). An error may leave part of b written.
@@ -100,6 +113,10 @@ func (m *mappedFile) writeAt(b []byte, off int64) error {
 
 // close unmaps and closes the file without syncing.
 func (m *mappedFile) close() error {
+	if m.cache != nil {
+		m.cache.drop(m)
+		return nil
+	}
 	m.closed.Store(true)
 	var err error
 	if m.data != nil {

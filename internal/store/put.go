@@ -85,6 +85,7 @@ type recMeta struct {
 	off, size  int
 	sysFlag    int32
 	phys, qo   int64
+	pinFrom    int64 // PutRecords: first consume-queue entry pinned for the put
 	dispatched bool
 }
 
@@ -212,11 +213,25 @@ func (s *Store) queuesLocked(metas []recMeta, qs []*consumeQueue) error {
 			}
 		}
 		if err := q.ensure(qo, s); err != nil {
+			unpinQueues(metas[:i], qs)
 			return err
 		}
-		qs[i], m.qo = q, qo
+		if err := q.pinRange(q.putFrom(), qo); err != nil {
+			unpinQueues(metas[:i], qs)
+			return err
+		}
+		qs[i], m.qo, m.pinFrom = q, qo, q.putFrom()
 	}
 	return nil
+}
+
+// unpinQueues releases the pins queuesLocked took.
+func unpinQueues(metas []recMeta, qs []*consumeQueue) {
+	for i := range metas {
+		if qs[i] != nil {
+			qs[i].unpinRange(metas[i].pinFrom, metas[i].qo)
+		}
+	}
 }
 
 // PutMessages appends a batch to one queue as consecutive records with
@@ -293,6 +308,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 		if err = s.queuesLocked(metas, qs); err != nil {
 			return res, err
 		}
+		defer unpinQueues(metas, qs)
 	} else {
 		for i := range metas {
 			if isDispatched(metas[i].sysFlag) {
@@ -308,6 +324,13 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 		if err = q.ensure(qo+n-1, s); err != nil {
 			return res, err
 		}
+		// Mapped until the entries are written: nothing can fail
+		// after the commit-log copy.
+		from := q.putFrom()
+		if err = q.pinRange(from, qo+n-1); err != nil {
+			return res, err
+		}
+		defer q.unpinRange(from, qo+n-1)
 	}
 	seg, err := s.segmentForAppend(total)
 	if err != nil {
@@ -483,7 +506,7 @@ func (s *Store) queueLocked(topic string, id int32) (*consumeQueue, error) {
 	if !validTopic(topic) || id < 0 {
 		return nil, fmt.Errorf("%w: queue %s/%d", ErrInvalidMessage, topic, id)
 	}
-	q := newConsumeQueue(s.dirPath("consumequeue"), topic, id, int64(s.cfg.ConsumeQueueEntriesPerFile))
+	q := newConsumeQueue(s.dirPath("consumequeue"), topic, id, int64(s.cfg.ConsumeQueueEntriesPerFile), s.cqCache)
 	s.life.Lock()
 	s.queues[k] = q
 	s.life.Unlock()

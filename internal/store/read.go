@@ -130,9 +130,15 @@ func (s *Store) GetMessages(dst []byte, req *GetRequest) (res GetResult, err err
 	status := GetNoMatchedMessage
 	count, size := 0, 0
 	n := off
+	var pinned *mappedFile // the file of entry n, mapped while in use
+	defer func() {
+		if pinned != nil {
+			pinned.unpin()
+		}
+	}()
 	for ; n < scanEnd; n++ {
-		e, ok := q.entry(n)
-		if !ok {
+		f := q.fileFor(n)
+		if f == nil {
 			if n == off {
 				fb := q.perFile
 				res.Status, res.NextBeginOffset = GetOffsetFoundNull, off+fb-off%fb
@@ -140,6 +146,20 @@ func (s *Store) GetMessages(dst []byte, req *GetRequest) (res GetResult, err err
 			}
 			break
 		}
+		if f != pinned {
+			if pinned != nil {
+				pinned.unpin()
+				pinned = nil
+			}
+			if err := f.pin(); err != nil {
+				if n == off {
+					return res, err
+				}
+				break
+			}
+			pinned = f
+		}
+		e := entryIn(f, n)
 		if count > 0 && (count >= maxMsgs || size+int(e.size) > maxBytes) {
 			break
 		}

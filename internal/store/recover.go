@@ -100,7 +100,7 @@ func (s *Store) loadQueues() (needDeep bool, err error) {
 			if !qd.IsDir() {
 				return false, fmt.Errorf("%w: consume queues: %s is not a directory", ErrCorrupt, filepath.Join(root, td.Name(), qd.Name()))
 			}
-			q, err := loadConsumeQueue(root, td.Name(), int32(id), int64(s.cfg.ConsumeQueueEntriesPerFile))
+			q, err := loadConsumeQueue(root, td.Name(), int32(id), int64(s.cfg.ConsumeQueueEntriesPerFile), s.cqCache)
 			if err != nil {
 				if !errors.Is(err, ErrCorrupt) {
 					return false, fmt.Errorf("rocketmq: store: load consume queue %s/%d: %w", td.Name(), id, err)
@@ -279,7 +279,12 @@ func (s *Store) redispatch(h *message.RecordView) (gap bool, err error) {
 			if err := q.ensure(n, s); err != nil {
 				return gap, err
 			}
+			from := q.putFrom()
+			if err := q.pinRange(from, n); err != nil {
+				return gap, err
+			}
 			q.put(n, e, s)
+			q.unpinRange(from, n)
 		}
 	}
 	if !s.cfg.DisableIndex && h.TransactionType() != message.FlagTransactionRoll && h.PhysicalOffset > s.idxEnd {

@@ -50,6 +50,7 @@ type Store struct {
 	dirty       []*mappedFile                 // under mu: queue/index files to sync
 
 	queues  map[queueKey]*consumeQueue // writes need mu and life
+	cqCache *fileCache                 // consume-queue files open at once
 	idx     indexService
 	deleted map[string]int64 // topic → commit-log offset it was deleted at; under mu
 	idxEnd  int64            // recovery only: newest commit-log offset in the index
@@ -88,6 +89,7 @@ func Open(cfg Config) (*Store, error) {
 		cfg:          cfg,
 		log:          cfg.Logger,
 		queues:       make(map[queueKey]*consumeQueue),
+		cqCache:      newFileCache(cfg.MaxOpenQueueFiles),
 		deleted:      make(map[string]int64),
 		kick:         make(chan struct{}, 1),
 		prefaultKick: make(chan struct{}, 1),
