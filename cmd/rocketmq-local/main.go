@@ -50,6 +50,7 @@ type options struct {
 	txTimeout     time.Duration
 	txCheckMax    int
 	cpuProfile    string
+	aclFile       string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -99,6 +100,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.txInterval, "transaction-check-interval", 60*time.Second, "how often undecided transactional half messages are looked at")
 	fs.DurationVar(&o.txTimeout, "transaction-timeout", 6*time.Second, "age of a half message before its producer group is asked about it")
 	fs.IntVar(&o.txCheckMax, "transaction-check-max", 15, "checks of one transaction before it is discarded")
+	fs.StringVar(&o.aclFile, "acl-file", "", "enable ACL with the accounts of `FILE` (Java's plain_acl.yml format, reloaded when it changes)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	return fs
 }
@@ -170,6 +172,9 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if o.flush == "sync" {
 		opts = append(opts, rmqtest.WithSyncFlush())
+	}
+	if o.aclFile != "" {
+		opts = append(opts, rmqtest.WithACLFile(o.aclFile))
 	}
 	c, err := rmqtest.NewCluster(opts...)
 	if err != nil {
