@@ -137,16 +137,14 @@ func dedupResources(rs []Resource) []Resource {
 		return rs
 	}
 	out := make([]Resource, 0, len(rs))
+	at := make(map[string]int, len(rs))
 	for _, r := range rs {
-		found := false
-		for i := range out {
-			if out[i].Name == r.Name {
-				out[i].Perm, found = r.Perm, true
-			}
+		if i, ok := at[r.Name]; ok {
+			out[i].Perm = r.Perm
+			continue
 		}
-		if !found {
-			out = append(out, r)
-		}
+		at[r.Name] = len(out)
+		out = append(out, r)
 	}
 	return out
 }

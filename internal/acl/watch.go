@@ -17,15 +17,16 @@ import (
 const DefaultReloadInterval = 5 * time.Second
 
 // Watcher holds the accounts of a file and reloads them when the file
-// changes. A file that fails to parse keeps the accounts in force and is
+// changes (best replaced atomically, by a rename). A file that fails to parse keeps the accounts in force and is
 // logged (without any value from the file).
 type Watcher struct {
 	path     string
 	interval time.Duration
 	log      *slog.Logger
 	cur      atomic.Pointer[Config]
-	sum      [sha256.Size]byte
-	failing  bool // the last read failed (logged once)
+	sum      [sha256.Size]byte // of the content last applied or refused
+	pending  [sha256.Size]byte // of a new content seen once
+	failing  bool              // the last read failed (logged once)
 	reloads  atomic.Int64
 }
 
@@ -81,7 +82,8 @@ func (w *Watcher) Run(ctx context.Context) {
 	}
 }
 
-// Poll reloads the file if its content changed. Run calls it; calls
+// Poll reloads the file once a changed content has been seen twice in a
+// row. Run calls it; calls
 // must not overlap.
 func (w *Watcher) Poll() {
 	data, err := readLimited(w.path)
@@ -95,6 +97,12 @@ func (w *Watcher) Poll() {
 	w.failing = false
 	sum := sha256.Sum256(data)
 	if bytes.Equal(sum[:], w.sum[:]) {
+		return
+	}
+	// A new content counts once two looks agree, so a file caught half
+	// written is not applied.
+	if !bytes.Equal(sum[:], w.pending[:]) {
+		w.pending = sum
 		return
 	}
 	c, err := Parse(data)

@@ -214,6 +214,7 @@ func (p *yparser) nested(indent, line, depth int) (*node, error) {
 
 func (p *yparser) mapping(indent, depth int) (*node, error) {
 	n := &node{kind: mapNode, line: p.lines[p.pos].num}
+	seen := map[string]bool{}
 	for p.pos < len(p.lines) {
 		l := p.lines[p.pos]
 		if l.indent < indent {
@@ -232,7 +233,7 @@ func (p *yparser) mapping(indent, depth int) (*node, error) {
 		if !ok {
 			return nil, fmt.Errorf("line %d: expected \"key: value\"", l.num)
 		}
-		if n.get(key) != nil {
+		if seen[key] {
 			return nil, fmt.Errorf("line %d: duplicate key %q", l.num, key)
 		}
 		p.pos++
@@ -249,6 +250,7 @@ func (p *yparser) mapping(indent, depth int) (*node, error) {
 		if err != nil {
 			return nil, err
 		}
+		seen[key] = true
 		n.keys = append(n.keys, key)
 		n.vals = append(n.vals, v)
 	}

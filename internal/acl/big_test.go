@@ -1,0 +1,25 @@
+package acl
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestParseLargeFileIsFast: a file at the size bound parses in linear
+// time (keys, list items and lines of the largest accepted file).
+func TestParseLargeFileIsFast(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("dataVersion:\n")
+	for i := 0; b.Len() < maxFileSize-64; i++ {
+		b.WriteString("  k" + strconv.Itoa(i) + ": v\n")
+	}
+	start := time.Now()
+	if _, err := Parse([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("a %d-byte file took %v", b.Len(), d)
+	}
+}
