@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"slices"
 	"unicode/utf8"
 )
@@ -30,6 +31,22 @@ type ACLCredentials struct {
 	SecretKey     string
 	SecurityToken string
 }
+
+// String shows the access key only: credentials printed or logged never
+// reveal the secret key or the security token.
+func (c ACLCredentials) String() string {
+	s := "AccessKey=" + c.AccessKey + " SecretKey=<hidden>"
+	if c.SecurityToken != "" {
+		s += " SecurityToken=<hidden>"
+	}
+	return s
+}
+
+// GoString is String, for %#v.
+func (c ACLCredentials) GoString() string { return "remoting.ACLCredentials{" + c.String() + "}" }
+
+// LogValue is String, for log/slog.
+func (c ACLCredentials) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // SignACL adds AccessKey (and SecurityToken when set) to cmd.Ext and sets
 // Signature, as Java's AclClientRPCHook does: HMAC-SHA1 keyed with the
