@@ -21,8 +21,12 @@ const (
 )
 
 // ErrACL is wrapped by every VerifyACL failure. The Java broker answers
-// such a request with SYSTEM_ERROR and the failure text as remark.
+// such a request with SYSTEM_ERROR and the failure text as remark; such an
+// answer, as an *Error, matches ErrACL under errors.Is.
 var ErrACL = errors.New("rocketmq: acl check failed")
+
+// aclExceptionClass starts the remark of a broker's ACL refusal.
+const aclExceptionClass = "org.apache.rocketmq.acl.common.AclException"
 
 // ACLCredentials are the access key, secret key and optional security
 // token of an ACL account. The secret key never goes on the wire.

@@ -2,6 +2,7 @@ package remoting
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -32,5 +33,24 @@ func TestACLCredentialsHideSecrets(t *testing.T) {
 	}
 	if !strings.Contains(outs[0], "ak-visible") {
 		t.Errorf("access key not shown: %s", outs[0])
+	}
+}
+
+// TestACLRefusalMatchesErrACL: a broker's ACL refusal is SYSTEM_ERROR
+// with Java's AclException as remark; it matches ErrACL and
+// ErrSystemError, other SYSTEM_ERRORs match only the latter.
+func TestACLRefusalMatchesErrACL(t *testing.T) {
+	refusal := &Error{Code: SystemError, Remark: "org.apache.rocketmq.acl.common.AclException: No default permission for topic=T, org.apache.rocketmq.acl.plain.PlainPermissionManager.checkPerm(PlainPermissionManager.java:611)"}
+	wrapped := fmt.Errorf("rocketmq: send failed: %w", refusal)
+	if !errors.Is(wrapped, ErrACL) || !errors.Is(wrapped, ErrSystemError) {
+		t.Errorf("%v does not match ErrACL and ErrSystemError", wrapped)
+	}
+	for _, other := range []*Error{
+		{Code: SystemError, Remark: "disk full"},
+		{Code: NoPermission, Remark: "org.apache.rocketmq.acl.common.AclException: x"},
+	} {
+		if errors.Is(other, ErrACL) {
+			t.Errorf("%v matches ErrACL", other)
+		}
 	}
 }
