@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/internal/testlog"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
@@ -92,5 +94,50 @@ func TestACLSend(t *testing.T) {
 	}
 	if logs.Count("acl: request refused") == 0 {
 		t.Error("the broker logged no refusal: the capture sees nothing")
+	}
+}
+
+// TestACLReload: the broker picks up a changed accounts file while
+// running, and keeps the accounts in force when the file turns invalid.
+func TestACLReload(t *testing.T) {
+	if os.Getenv(envExternal) != "" {
+		t.Skip("needs the in-process broker's ACL accounts (" + envExternal + " is set)")
+	}
+	path := filepath.Join(t.TempDir(), "plain_acl.yml")
+	write := func(content string) {
+		t.Helper()
+		if err := os.WriteFile(path+".tmp", []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	accounts := func(perm string) string {
+		return "accounts:\n  - accessKey: acl-user\n    secretKey: acl-user-SECRET\n    topicPerms:\n      - ACL_RELOAD=" + perm + "\n"
+	}
+	write(accounts("SUB"))
+	var logs testlog.Buffer
+	e := startE2EWith(t, 1, rmqtest.WithACLFile(path), rmqtest.WithACLReloadInterval(20*time.Millisecond), rmqtest.WithLogger(logs.Logger()))
+	p := e.newProducer(t, producer.WithACL(aclUser), producer.WithSendTimeout(5*time.Second))
+	send := func() error {
+		m, err := producer.NewMessage("ACL_RELOAD", []byte("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, err = p.Send(ctx, m)
+		return err
+	}
+	if err := send(); !errors.Is(err, remoting.ErrACL) {
+		t.Fatalf("send before the change: %v, want an ACL refusal", err)
+	}
+	write(accounts("PUB"))
+	testutil.WaitFor(t, 20*time.Second, "the changed accounts to allow the send", func() bool { return send() == nil })
+	write(accounts("PUB") + "    admin: sometimes\n")
+	testutil.WaitFor(t, 20*time.Second, "the invalid file to be logged", func() bool { return logs.Count("invalid accounts file") > 0 })
+	if err := send(); err != nil {
+		t.Fatalf("send after an invalid file: %v", err)
 	}
 }
