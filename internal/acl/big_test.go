@@ -23,3 +23,18 @@ func TestParseLargeFileIsFast(t *testing.T) {
 		t.Fatalf("a %d-byte file took %v", b.Len(), d)
 	}
 }
+
+// TestParseNestedFlowIsFast: brackets nested to the size bound are refused
+// without descending into them.
+func TestParseNestedFlowIsFast(t *testing.T) {
+	n := maxFileSize/2 - 8
+	data := "a: " + strings.Repeat("[", n) + strings.Repeat("]", n) + "\n"
+	start := time.Now()
+	_, err := Parse([]byte(data))
+	if err == nil || !strings.Contains(err.Error(), "nested flow") {
+		t.Fatalf("error %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}

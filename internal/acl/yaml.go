@@ -322,6 +322,9 @@ func scalar(s string, line int) (*node, error) {
 			if item == "" {
 				return nil, fmt.Errorf("line %d: empty flow list item", line)
 			}
+			if item[0] == '[' {
+				return nil, fmt.Errorf("line %d: nested flow collections are not supported", line)
+			}
 			v, err := scalar(item, line)
 			if err != nil {
 				return nil, err
