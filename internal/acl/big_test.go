@@ -38,3 +38,16 @@ func TestParseNestedFlowIsFast(t *testing.T) {
 		t.Fatalf("took %v", d)
 	}
 }
+
+// TestParseManyQuotesIsFast: a line of the size bound full of quotes
+// costs linear time.
+func TestParseManyQuotesIsFast(t *testing.T) {
+	data := "a: " + strings.Repeat("x'", maxFileSize/2-8) + "\n"
+	start := time.Now()
+	if _, err := Parse([]byte(data)); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}

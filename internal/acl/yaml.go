@@ -109,39 +109,42 @@ func parseYAML(data []byte) (*node, error) {
 }
 
 // stripComment removes a "#" comment that starts the text or follows a
-// space, outside quotes.
+// space, outside quotes. A quote opens a quoted scalar only at the start
+// of a value, a key or a list item; it looks back at the last non-space
+// byte only, so a line costs linear time.
 func stripComment(s string) (string, error) {
 	var quote byte
+	var last byte // last non-space byte outside quotes, 0 if none
+	nonSpace := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case quote == '"' && c == '\\':
 			i++
+			continue
 		case quote != 0:
 			if c == quote {
 				if quote == '\'' && i+1 < len(s) && s[i+1] == '\'' {
 					i++
 					continue
 				}
-				quote = 0
+				quote, last = 0, c
 			}
+			continue
 		case c == '#' && (i == 0 || s[i-1] == ' ' || s[i-1] == '\t'):
 			return s[:i], nil
-		case (c == '"' || c == '\'') && (i == 0 || isQuoteStart(s[:i])):
+		case (c == '"' || c == '\'') && (nonSpace == 0 || (nonSpace == 1 && last == '-') || last == ':' || last == '[' || last == ','):
 			quote = c
+		}
+		if c != ' ' && c != '\t' {
+			last = c
+			nonSpace++
 		}
 	}
 	if quote != 0 {
 		return "", fmt.Errorf("unterminated %c quote", quote)
 	}
 	return s, nil
-}
-
-// isQuoteStart reports whether a quote after prefix opens a quoted scalar:
-// at the start of a value, a key or a list item.
-func isQuoteStart(prefix string) bool {
-	p := strings.TrimRight(prefix, " ")
-	return p == "" || p == "-" || strings.HasSuffix(p, ":") || strings.HasSuffix(p, "[") || strings.HasSuffix(p, ",") || strings.HasSuffix(p, "- ")
 }
 
 func isListItem(text string) bool { return text == "-" || strings.HasPrefix(text, "- ") }
