@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"slices"
 	"unicode/utf8"
 )
@@ -20,8 +21,12 @@ const (
 )
 
 // ErrACL is wrapped by every VerifyACL failure. The Java broker answers
-// such a request with SYSTEM_ERROR and the failure text as remark.
+// such a request with SYSTEM_ERROR and the failure text as remark; such an
+// answer, as an *Error, matches ErrACL under errors.Is.
 var ErrACL = errors.New("rocketmq: acl check failed")
+
+// aclExceptionClass starts the remark of a broker's ACL refusal.
+const aclExceptionClass = "org.apache.rocketmq.acl.common.AclException"
 
 // ACLCredentials are the access key, secret key and optional security
 // token of an ACL account. The secret key never goes on the wire.
@@ -30,6 +35,22 @@ type ACLCredentials struct {
 	SecretKey     string
 	SecurityToken string
 }
+
+// String shows the access key only: credentials printed or logged never
+// reveal the secret key or the security token.
+func (c ACLCredentials) String() string {
+	s := "AccessKey=" + c.AccessKey + " SecretKey=<hidden>"
+	if c.SecurityToken != "" {
+		s += " SecurityToken=<hidden>"
+	}
+	return s
+}
+
+// GoString is String, for %#v.
+func (c ACLCredentials) GoString() string { return "remoting.ACLCredentials{" + c.String() + "}" }
+
+// LogValue is String, for log/slog.
+func (c ACLCredentials) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // SignACL adds AccessKey (and SecurityToken when set) to cmd.Ext and sets
 // Signature, as Java's AclClientRPCHook does: HMAC-SHA1 keyed with the

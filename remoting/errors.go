@@ -41,8 +41,13 @@ func TrimRemark(r string) string {
 	return strings.TrimSpace(r)
 }
 
-// Is reports whether target is an *Error with the same code.
+// Is reports whether target is an *Error with the same code. A broker's
+// ACL refusal (SYSTEM_ERROR whose remark is Java's AclException) also
+// matches ErrACL.
 func (e *Error) Is(target error) bool {
+	if target == ErrACL {
+		return e.Code == SystemError && strings.HasPrefix(e.Remark, aclExceptionClass)
+	}
 	t, ok := target.(*Error)
 	return ok && t.Code == e.Code
 }

@@ -46,6 +46,10 @@ type config struct {
 	nsPanic       func(code int32, v any)
 	// noPropertyFilter turns the brokers' SQL92 filter off (on by default).
 	noPropertyFilter bool
+
+	aclYAML   string        // accounts written to <dir>/plain_acl.yml
+	aclFile   string        // accounts file; ACL is on when set
+	aclReload time.Duration // accounts file poll interval
 }
 
 func defaultConfig() config {
@@ -196,6 +200,21 @@ func WithLockMaxLiveTime(d time.Duration) Option {
 // WithLogger sends the servers' logs to l. Default: discarded.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
+// WithACLFile turns ACL on in every broker with the accounts of path, a
+// file in Java's plain_acl.yml format, reloaded when it changes (every 5 s
+// unless WithACLReloadInterval). The NameServer does not check ACL, as
+// Java's does not. Cluster.CreateTopic does not sign its requests: create
+// topics with the admin package and an admin account, or list 127.0.0.1
+// in globalWhiteRemoteAddresses.
+func WithACLFile(path string) Option { return func(c *config) { c.aclFile = path } }
+
+// WithACL is WithACLFile with the file's content: it is written to
+// plain_acl.yml in the cluster's directory.
+func WithACL(accountsYAML string) Option { return func(c *config) { c.aclYAML = accountsYAML } }
+
+// WithACLReloadInterval sets how often the accounts file is looked at.
+func WithACLReloadInterval(d time.Duration) Option { return func(c *config) { c.aclReload = d } }
+
 // Cluster is a running NameServer with its brokers.
 type Cluster struct {
 	cfg     config
@@ -256,6 +275,17 @@ func NewCluster(opts ...Option) (*Cluster, error) {
 		}
 		c.cfg.dir, c.ownDir = dir, true
 	}
+	if cfg.aclYAML != "" {
+		c.cfg.aclFile = filepath.Join(c.cfg.dir, "plain_acl.yml")
+		if err := os.MkdirAll(c.cfg.dir, 0o755); err != nil {
+			c.cleanupDir()
+			return nil, err
+		}
+		if err := os.WriteFile(c.cfg.aclFile, []byte(cfg.aclYAML), 0o600); err != nil {
+			c.cleanupDir()
+			return nil, err
+		}
+	}
 	ns, err := namesrv.New(namesrv.Config{Logger: cfg.logger, BrokerExpiry: cfg.brokerExpiry,
 		OnPanic: cfg.nsPanic, Intercept: c.interceptNameServer})
 	if err != nil {
@@ -302,6 +332,9 @@ func (c *Cluster) brokerConfig(name string) broker.Config {
 	}
 	if cfg.syncFlush {
 		bc.FlushMode = store.FlushSync
+	}
+	if cfg.aclFile != "" {
+		bc.AclEnable, bc.AclFile, bc.AclReloadInterval = true, cfg.aclFile, cfg.aclReload
 	}
 	for _, tw := range cfg.tweaks {
 		tw(&bc)

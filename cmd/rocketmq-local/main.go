@@ -51,6 +51,7 @@ type options struct {
 	txCheckMax    int
 	propFilter    bool
 	cpuProfile    string
+	aclFile       string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -102,6 +103,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.txCheckMax, "transaction-check-max", 15, "checks of one transaction before it is discarded")
 	fs.BoolVar(&o.propFilter, "enable-property-filter", true,
 		"filter SQL92 subscriptions by message properties (a Java broker's enablePropertyFilter, false there by default)")
+	fs.StringVar(&o.aclFile, "acl-file", "", "enable ACL with the accounts of `FILE` (Java's plain_acl.yml format, reloaded when it changes)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	return fs
 }
@@ -174,6 +176,9 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if o.flush == "sync" {
 		opts = append(opts, rmqtest.WithSyncFlush())
+	}
+	if o.aclFile != "" {
+		opts = append(opts, rmqtest.WithACLFile(o.aclFile))
 	}
 	c, err := rmqtest.NewCluster(opts...)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/acl"
 	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/transport"
@@ -42,6 +43,7 @@ type Broker struct {
 	schedule *scheduleService // SCHEDULE_TOPIC_XXXX deliveries
 	timers   *timerService    // rmq_sys_wheel_timer deliveries
 	tx       *txService       // half messages and their checks
+	acl      *acl.Watcher     // accounts when AclEnable; nil otherwise
 
 	addr      string         // published ip:port
 	storeHost netip.AddrPort // written into every record
@@ -139,6 +141,10 @@ func New(cfg Config) (*Broker, error) {
 		st.Close()
 		return nil, err
 	}
+	if b.acl, err = newACL(cfg, b); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("rocketmq: broker %s: %w", cfg.BrokerName, err)
+	}
 	b.srv.OnConnClose(b.clients.onConnClose)
 	b.serveRoutes()
 	return b, nil
@@ -185,6 +191,9 @@ func (b *Broker) Start() error {
 	}
 	b.startDelayed()
 	b.every(b.cfg.TransactionCheckInterval, b.tx.round)
+	if b.acl != nil {
+		b.loop(b.acl.Run)
+	}
 	b.registerAll(b.ctx)
 	return nil
 }
@@ -296,6 +305,9 @@ const brokerVersion = 413
 // JAVA, as every 4.9.8 broker response does (wire README fact 6).
 func (b *Broker) handle(code int32, h server.Handler) {
 	b.srv.Handle(code, func(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
+		if resp := b.aclRefusal(c, req); resp != nil {
+			return resp
+		}
 		resp := b.serveWithFaults(ctx, c, req, code, h)
 		if !relaysClientAnswer(code) {
 			stampResponse(resp)
@@ -317,6 +329,9 @@ func (b *Broker) handleInline(code int32, f server.InlineHandler) {
 		}
 		if !b.faults.empty() {
 			return nil, false
+		}
+		if resp := b.aclRefusal(c, req); resp != nil {
+			return resp, true
 		}
 		resp, ok := f(ctx, c, req)
 		if ok {

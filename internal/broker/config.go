@@ -131,6 +131,16 @@ type Config struct {
 	// at once (store default 1024; Java keeps all of them open).
 	MaxOpenQueueFiles int
 
+	// AclEnable is aclEnable (false): every request is checked against the
+	// accounts of AclFile as Java's PlainAccessValidator does.
+	AclEnable bool
+	// AclFile is the accounts file in plain_acl.yml format; required with
+	// AclEnable (Java reads conf/plain_acl.yml under ROCKETMQ_HOME).
+	AclFile string
+	// AclReloadInterval is how often AclFile is looked at for changes
+	// (5 s, Java's AclFileWatchService).
+	AclReloadInterval time.Duration
+
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
 
@@ -230,6 +240,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.BrokerID < 0 {
 		return c, fmt.Errorf("rocketmq: broker: invalid BrokerID %d", c.BrokerID)
+	}
+	if c.AclEnable && c.AclFile == "" {
+		return c, errors.New("rocketmq: broker: AclEnable needs AclFile")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
