@@ -66,6 +66,9 @@ type Config struct {
 	// full disk fails an append instead of faulting. Default off (sparse
 	// files, like Java's default).
 	Preallocate bool
+	// DiskUsage reads the used and total bytes of the disk holding Dir.
+	// Default: statfs (unknown on systems without it, which counts as room).
+	DiskUsage DiskUsageFunc
 	// Logger receives store events. Default: discard.
 	Logger *slog.Logger
 	// Clock gives store timestamps. Default time.Now.
@@ -99,6 +102,9 @@ func (c Config) normalize() (Config, error) {
 	setDefault(&c.MaxOpenQueueFiles, 1024)
 	if c.PrefaultBytes == 0 {
 		c.PrefaultBytes = 1 << 20
+	}
+	if c.DiskUsage == nil {
+		c.DiskUsage = statfsUsage
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
