@@ -368,6 +368,7 @@ func (c *PullConsumer) Poll(ctx context.Context) ([]*rocketmq.MessageExt, error)
 		b := c.takeLocked()
 		c.mu.Unlock()
 		if b != nil {
+			c.measurePoll(b)
 			if ns := c.cfg.client.Namespace; ns != "" {
 				for _, m := range b.msgs {
 					m.Topic = mqclient.UnwrapNamespace(ns, m.Topic)
@@ -806,6 +807,7 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 			}
 			c.mu.Unlock()
 		}
+		c.measurePulled(q, &res)
 		next = res.NextOffset
 	}
 }
@@ -871,6 +873,7 @@ func (c *PullConsumer) updateTopicLocked(ctx context.Context, wt string, mine []
 		c.log.Info("rocketmq: queue assigned", "group", c.cfg.group, "queue", queueLog(mq), "offset", off)
 	}
 	if changed {
+		c.measureRebalance(wt)
 		if l := c.cfg.lite.listener; l != nil {
 			var held []rocketmq.MessageQueue
 			for _, mq := range c.Assigned() {

@@ -176,10 +176,12 @@ func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, s
 	for {
 		t, done, res, err := p.nextAttempt(ctx, r, &st)
 		if done {
+			p.measure(&st, err)
 			return res, err
 		}
 		res, err = p.attempt(ctx, r, e, t.mq, t.addr, st.attempt, t.remaining, t.now)
 		if done, res, err := p.afterAttempt(ctx, r, &st, t, res, err); done {
+			p.measure(&st, err)
 			return res, err
 		}
 	}

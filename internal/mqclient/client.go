@@ -84,8 +84,8 @@ func New(cfg Config) (*Client, error) {
 		transport.WithSerializeType(cfg.Serialize),
 		transport.WithTimeout(cfg.RequestTimeout),
 	}
-	if cfg.Dialer != nil {
-		topts = append(topts, transport.WithDialer(cfg.Dialer))
+	if cfg.Dialer != nil || cfg.Metrics != nil {
+		topts = append(topts, transport.WithDialer(measuredDialer(cfg.Dialer, cfg.Metrics)))
 	}
 	if cfg.TLS != nil {
 		topts = append(topts, transport.WithTLS(cfg.TLS))
