@@ -81,6 +81,9 @@ func newSendResponse(code int32, remark string) *remoting.Command {
 // MSG_REGION and TRACE_ON, success or not.
 func (b *Broker) sendResponse(code int32, remark string) *remoting.Command {
 	resp := newSendResponse(code, remark)
+	if code != remoting.Success {
+		b.metrics.refused.inc(code)
+	}
 	resp.Ext = append(resp.Ext,
 		remoting.Field{Key: rocketmq.PropertyTraceSwitch, Value: b.traceOn},
 		remoting.Field{Key: rocketmq.PropertyMsgRegion, Value: b.cfg.RegionID})
@@ -321,6 +324,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		return b.storeErrorResponse(err)
 	}
 	b.stats.addPut(res.MsgCount, res.WroteBytes)
+	b.metrics.in(h.Topic, res.MsgCount, res.WroteBytes) // the topic sent to, before a delay or retry rewrite
 	if timer.outMs != 0 {
 		b.timers.added(&timer, res.QueueOffset)
 	}
