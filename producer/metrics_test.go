@@ -75,3 +75,26 @@ func TestMetricsSend(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSend1KiBMetrics is BenchmarkSend1KiB with a hook that does
+// nothing: the cost of reporting itself.
+func BenchmarkSend1KiBMetrics(b *testing.B) {
+	api := &stubAPI{pi: fakeRoute("bench", 4, "broker-a"), resp: okResp(remoting.Success, 1, 42)}
+	p, err := New(withAPI(api), WithGroup("pg"), WithMetrics(metrics.Nop{}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	body := make([]byte, 1024)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := p.Send(ctx, benchMessage(b, body)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
