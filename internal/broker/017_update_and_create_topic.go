@@ -33,7 +33,7 @@ func (b *Broker) handleUpdateAndCreateTopic(_ context.Context, c *server.Conn, h
 	tc.Order = h.Order
 	b.topics.put(tc)
 	b.log.Info("topic created or updated by admin", "topic", tc.TopicName, "read", tc.ReadQueueNums,
-		"write", tc.WriteQueueNums, "perm", tc.Perm, "client", c.String())
+		"write", tc.WriteQueueNums, "perm", tc.Perm, "remote", c.String())
 	// 4.9.8 leaves createResponseCommand's remark on the SUCCESS answer
 	// (wire 0006).
 	return remoting.NewResponse(remoting.Success, "not set any response code")

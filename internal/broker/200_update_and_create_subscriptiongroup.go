@@ -23,6 +23,6 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(_ context.Context, c *se
 		return remoting.NewResponse(remoting.SystemError, "subscription group config without groupName")
 	}
 	b.groups.put(g)
-	b.log.Info("subscription group updated", "group", g.GroupName, "by", remoteAddrString(c))
+	b.log.Info("subscription group updated", "group", g.GroupName, "remote", remoteAddrString(c))
 	return remoting.NewResponse(remoting.Success, "")
 }

@@ -37,7 +37,7 @@ func (b *Broker) reply(c *server.Conn, req *remoting.Command, allowSuspend bool)
 		return resp
 	}
 	if err := c.Reply(req, resp); err != nil {
-		b.log.Debug("pull: reply failed", "client", c.String(), "err", err)
+		b.log.Debug("pull: reply failed", "remote", c.String(), "err", err)
 	}
 	b.pulls.putBuf(buf, resp.Body)
 	return nil

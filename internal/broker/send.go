@@ -130,7 +130,7 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 		if !ok {
 			return tc, 0, b.sendResponse(remoting.TopicNotExist, "topic["+topic+"] not exist, apply first please!"+faqSuffix)
 		}
-		b.log.Debug("topic auto-created by send", "topic", topic, "queues", tc.WriteQueueNums, "producer", c.String())
+		b.log.Debug("topic auto-created by send", "topic", topic, "queues", tc.WriteQueueNums, "remote", c.String())
 	}
 	if n := max(tc.WriteQueueNums, tc.ReadQueueNums); h.QueueID >= n {
 		return tc, 0, b.sendResponse(remoting.SystemError, "request queueId["+strconv.Itoa(int(h.QueueID))+"] is illegal, "+

@@ -306,7 +306,7 @@ func (c *Client) handleReply(_ context.Context, addr string, req *remoting.Comma
 	fn := c.reply
 	c.regMu.Unlock()
 	if fn == nil {
-		c.log.Warn("rocketmq: reply message without a requester", "broker", addr, "topic", h.Topic)
+		c.log.Warn("rocketmq: reply message without a requester", "addr", addr, "topic", h.Topic)
 	} else {
 		fn(m)
 	}
