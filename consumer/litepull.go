@@ -691,6 +691,7 @@ func (c *PullConsumer) Shutdown(ctx context.Context) error {
 	}
 	for _, q := range qs {
 		<-q.done // pulls end with c.ctx
+		c.measureStopped(q)
 	}
 	var errs []error
 	if c.cfg.lite.autoCommit {
@@ -731,6 +732,7 @@ func (c *PullConsumer) stopQueue(q *liteQueue) {
 	c.held -= int(q.count)
 	q.count, q.bytes = 0, 0
 	c.mu.Unlock()
+	c.measureStopped(q)
 }
 
 // startQueue holds mq and pulls it from offset; consumed is the offset

@@ -94,6 +94,13 @@ func (c *PullConsumer) measurePoll(b *liteBatch) {
 	h.Cached(metricsQueue(b.q.mq, c.wireGroup), int(n))
 }
 
+// measureStopped reports a queue no longer held: nothing cached.
+func (c *PullConsumer) measureStopped(q *liteQueue) {
+	if h := c.cfg.client.Metrics; h != nil {
+		h.Cached(metricsQueue(q.mq, c.wireGroup), 0)
+	}
+}
+
 // measureRebalance reports the queues of wt held after a change.
 func (c *PullConsumer) measureRebalance(wt string) {
 	h := c.cfg.client.Metrics

@@ -168,4 +168,30 @@ func TestMetricsHook(t *testing.T) {
 			t.Fatalf("pull consumer holds %d messages of %+v after polling all (%s)", v, q, fmt.Sprint(lh.cached))
 		}
 	}
+
+	// A pull consumer that never polls holds every message until it stops.
+	sh := newRecHook()
+	sc := e.newPull(t, group(t, "_idle"), consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithMetrics(sh))
+	if err := sc.Subscribe(topic, consumer.All); err != nil {
+		t.Fatal(err)
+	}
+	startPull(t, sc)
+	cachedSum := func(h *recHook) int {
+		sum := 0
+		for _, v := range metricQueues(h.cached, topic) {
+			sum += v
+		}
+		return sum
+	}
+	testutil.WaitFor(t, wait, "every message pulled and held", func() bool {
+		return sh.read(func(h *recHook) bool { return cachedSum(h) == n })
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := sc.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !sh.read(func(h *recHook) bool { return cachedSum(h) == 0 }) {
+		t.Fatalf("a stopped pull consumer still reports cached messages: %v", sh.cached)
+	}
 }
