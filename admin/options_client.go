@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/internal/mqclient"
+	"github.com/go-rocketmq/rocketmq/metrics"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -67,3 +68,7 @@ func WithHeartbeatInterval(d time.Duration) Option { return shared(mqclient.Hear
 func WithRouteRefreshInterval(d time.Duration) Option {
 	return shared(mqclient.RouteRefreshInterval(d))
 }
+
+// WithMetrics sends measurements to h (package metrics). Default: none,
+// and then nothing is measured.
+func WithMetrics(h metrics.Hook) Option { return shared(mqclient.Metrics(h)) }

@@ -42,7 +42,7 @@ func (r *runState) checkSubscriptions(ctx context.Context) error {
 		switch resp.Code {
 		case remoting.Success:
 		case remoting.RequestCodeNotSupported:
-			r.log.Warn("rocketmq: broker cannot check SQL92 subscriptions; pulls will tell", "group", r.cfg.group, "topic", s.topic, "broker", addr)
+			r.log.Warn("rocketmq: broker cannot check SQL92 subscriptions; pulls will tell", "group", r.cfg.group, "topic", s.topic, "addr", addr)
 		default:
 			return fmt.Errorf("rocketmq: SQL92 subscription of %s refused by broker %s: %w", s.topic, addr, remoting.ResponseError(resp))
 		}

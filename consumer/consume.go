@@ -241,6 +241,7 @@ func (r *runState) consume(req *consumeReq, st *msStamp) {
 	if off >= 0 && !q.pq.isDropped() {
 		q.cell.update(off, true)
 	}
+	r.measureCached(q)
 }
 
 // resetTopic gives a retried message its original topic back and takes
@@ -277,8 +278,15 @@ func (r *runState) runHandlers(req *consumeReq, ok []bool, now time.Time) {
 			hc = new(handlerCtx)
 		}
 		hc.init(q.ctx, now.Add(r.cfg.consumeTimeout))
+		var start time.Time
+		if r.cfg.client.Metrics != nil {
+			start = time.Now()
+		}
 		res, err := r.call(hc, s, msgs[i:j:j])
 		hc = nil
+		if r.cfg.client.Metrics != nil {
+			r.measureHandler(mqclient.WrapNamespace(r.cfg.client.Namespace, msgs[i].Topic), res, err, j-i, time.Since(start))
+		}
 		if res == Success && err == nil {
 			for k := i; k < j; k++ {
 				ok[k] = true

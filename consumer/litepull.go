@@ -377,6 +377,7 @@ func (c *PullConsumer) Poll(ctx context.Context) ([]*rocketmq.MessageExt, error)
 		b := c.takeLocked()
 		c.mu.Unlock()
 		if b != nil {
+			c.measurePoll(b)
 			if ns := c.cfg.client.Namespace; ns != "" {
 				for _, m := range b.msgs {
 					m.Topic = mqclient.UnwrapNamespace(ns, m.Topic)
@@ -808,6 +809,7 @@ func (c *PullConsumer) Shutdown(ctx context.Context) error {
 	}
 	for _, q := range qs {
 		<-q.done // pulls end with c.ctx
+		c.measureStopped(q)
 	}
 	var errs []error
 	if c.cfg.lite.autoCommit {
@@ -850,6 +852,7 @@ func (c *PullConsumer) stopQueue(q *liteQueue) {
 	q.count, q.bytes = 0, 0
 	c.freeAllLocked()
 	c.mu.Unlock()
+	c.measureStopped(q)
 }
 
 // startQueue holds mq and pulls it from offset; consumed is the offset
@@ -956,6 +959,7 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 			}
 			c.mu.Unlock()
 		}
+		c.measurePulled(q, &res)
 		next = res.NextOffset
 	}
 }
@@ -1021,6 +1025,7 @@ func (c *PullConsumer) updateTopicLocked(ctx context.Context, wt string, mine []
 		c.log.Info("rocketmq: queue assigned", "group", c.cfg.group, "queue", queueLog(mq), "offset", off)
 	}
 	if changed {
+		c.measureRebalance(wt)
 		if l := c.cfg.lite.listener; l != nil {
 			var held []rocketmq.MessageQueue
 			for _, mq := range c.Assigned() {

@@ -143,6 +143,7 @@ func (r *runState) commitOrderly(q *queueState, seq uint64, msgs []*rocketmq.Mes
 	if off := q.pq.remove(seq, nil, msgs, nil, end.UnixMilli()); off >= 0 {
 		q.cell.update(off, true)
 	}
+	r.measureCached(q)
 }
 
 // suspend puts the messages from seq (first) back and queues the task

@@ -164,6 +164,8 @@ func (r *runState) pullOnce(ctx context.Context, q *queueState, s *subscription,
 			return 0, nil
 		}
 		seq, msgs := q.pq.add(msgs, charge)
+		r.measureCached(q)
+		r.measureLag(q, rh.MaxOffset, *next)
 		switch {
 		case len(msgs) == 0:
 		case q.orderly:
@@ -175,6 +177,7 @@ func (r *runState) pullOnce(ctx context.Context, q *queueState, s *subscription,
 	case remoting.PullNotFound, remoting.PullRetryImmediately:
 		*next = rh.NextBeginOffset
 		r.correctOffset(q, *next)
+		r.measureLag(q, rh.MaxOffset, *next)
 		return 0, nil
 	default: // PULL_OFFSET_MOVED
 		r.offsetIllegal(q, *next, rh.NextBeginOffset)

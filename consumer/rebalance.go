@@ -147,6 +147,9 @@ func (r *runState) updateQueues(ctx context.Context, s *subscription, mine []roc
 			r.unlockNotTaken(ctx, mq)
 		}
 	}
+	if changed {
+		r.measureRebalance(s.wireTopic)
+	}
 	return changed
 }
 
@@ -247,6 +250,7 @@ func (r *runState) dropQueue(ctx context.Context, mq rocketmq.MessageQueue, pers
 		r.store.remove(mq)
 	}
 	r.log.Info("rocketmq: queue dropped", "group", r.cfg.group, "queue", queueLog(mq))
+	r.measureCached(q)
 	return q
 }
 

@@ -77,6 +77,7 @@ func (a *asyncSend) done(resp *remoting.Command, err error) {
 // order goAsync does). cb runs on a client goroutine, which Shutdown
 // waits for.
 func (a *asyncSend) finish(res *rocketmq.SendResult, err error) {
+	a.p.measure(&a.st, err)
 	a.p.release(a.st.e)
 	a.r.lim.release(a.st.e.size)
 	a.r.leave()

@@ -169,7 +169,7 @@ func (p *Producer) announce(ctx context.Context, r *runState) {
 		done[q.BrokerName] = true
 		if addr, ok := r.api.brokerAddr(q.BrokerName); ok {
 			if err := r.api.ensureHeartbeat(ctx, addr); err != nil {
-				p.log.Debug("rocketmq: heartbeat failed", "broker", addr, "err", err)
+				p.log.Debug("rocketmq: heartbeat failed", "addr", addr, "err", err)
 			}
 		}
 	}

@@ -146,7 +146,7 @@ func (p *Producer) afterAttempt(ctx context.Context, r *runState, st *sendState,
 		return true, res, nil
 	}
 	p.fault.update(t.mq.BrokerName, latency, true, !isNetworkError(err))
-	p.log.Debug("rocketmq: send attempt failed", "topic", e.userTopic, "broker", t.addr, "attempt", st.attempt, "err", err)
+	p.log.Debug("rocketmq: send attempt failed", "topic", e.userTopic, "addr", t.addr, "attempt", st.attempt, "err", err)
 	st.lastBroker, st.lastErr = t.mq.BrokerName, err
 	if ctx.Err() != nil || !remoting.IsRetriable(err) {
 		res, err := st.outcome()
@@ -176,10 +176,12 @@ func (p *Producer) sendEnvelope(ctx context.Context, r *runState, e *envelope, s
 	for {
 		t, done, res, err := p.nextAttempt(ctx, r, &st)
 		if done {
+			p.measure(&st, err)
 			return res, err
 		}
 		res, err = p.attempt(ctx, r, e, t.mq, t.addr, st.attempt, t.remaining, t.now)
 		if done, res, err := p.afterAttempt(ctx, r, &st, t, res, err); done {
+			p.measure(&st, err)
 			return res, err
 		}
 	}

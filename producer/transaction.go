@@ -387,14 +387,14 @@ func (c *checkPool) CheckTransactionState(_ context.Context, addr string, msg *r
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
-		c.p.log.Debug("rocketmq: transaction check dropped: producer shutting down", "group", c.p.cfg.group, "broker", addr, "transaction", msg.TransactionID())
+		c.p.log.Debug("rocketmq: transaction check dropped: producer shutting down", "group", c.p.cfg.group, "addr", addr, "transaction", msg.TransactionID())
 		return
 	}
 	select {
 	case c.queue <- checkRequest{addr: addr, msg: msg, h: *h}:
 	default:
 		c.p.log.Warn("rocketmq: transaction check dropped: check queue full; the broker asks again", "group", c.p.cfg.group,
-			"broker", addr, "transaction", msg.TransactionID(), "queue", cap(c.queue))
+			"addr", addr, "transaction", msg.TransactionID(), "capacity", cap(c.queue))
 	}
 }
 
@@ -431,7 +431,7 @@ func (c *checkPool) answer(req checkRequest) {
 	ctx, cancel := context.WithTimeout(c.ctx, checkTimeout)
 	defer cancel()
 	if err := c.r.api.invokeOneway(ctx, req.addr, cmd); err != nil {
-		p.log.Warn("rocketmq: answer to a transaction check not sent", "group", p.cfg.group, "broker", req.addr, "transaction", msgID, "err", err)
+		p.log.Warn("rocketmq: answer to a transaction check not sent", "group", p.cfg.group, "addr", req.addr, "transaction", msgID, "err", err)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -52,6 +53,7 @@ type options struct {
 	propFilter    bool
 	cpuProfile    string
 	aclFile       string
+	metrics       string // HTTP address of /metrics; "" serves none
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -71,6 +73,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.timerPrec < time.Millisecond {
 		return o, fmt.Errorf("-timer-precision %v is below 1ms", o.timerPrec)
+	}
+	if o.metrics != "" {
+		host, port, err := net.SplitHostPort(o.metrics)
+		if err != nil {
+			return o, fmt.Errorf("-metrics %q: %v", o.metrics, err)
+		}
+		if host == "" { // loopback unless a host is named
+			o.metrics = net.JoinHostPort("127.0.0.1", port)
+		}
 	}
 	return o, nil
 }
@@ -105,6 +116,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 		"filter SQL92 subscriptions by message properties (a Java broker's enablePropertyFilter, false there by default)")
 	fs.StringVar(&o.aclFile, "acl-file", "", "enable ACL with the accounts of `FILE` (Java's plain_acl.yml format, reloaded when it changes)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
+	fs.StringVar(&o.metrics, "metrics", "", "serve the brokers' metrics for Prometheus at http://`ADDR`/metrics (host:port; no host means 127.0.0.1; default off)")
 	return fs
 }
 
@@ -184,12 +196,24 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	stopMetrics := func() {}
+	if o.metrics != "" {
+		stop, addr, err := serveMetrics(o.metrics, c)
+		if err != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return errors.Join(err, c.Close(sctx))
+		}
+		stopMetrics = stop
+		fmt.Fprintf(stdout, "metrics listening on %s (http://%s/metrics)\n", addr, addr)
+	}
 	fmt.Fprintf(stdout, "namesrv listening on %s\n", c.NameServerAddr())
 	for _, name := range c.BrokerNames() {
 		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", name, c.BrokerAddr(name), c.StoreDir(name))
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "shutting down")
+	stopMetrics()
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return c.Close(sctx)

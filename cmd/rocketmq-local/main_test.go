@@ -38,7 +38,11 @@ func startServe(t *testing.T, o options) (map[string]string, func()) {
 		close(lines)
 	}()
 	timeout := time.After(20 * time.Second)
-	for len(addrs) < 1+o.brokers {
+	want := 1 + o.brokers
+	if o.metrics != "" {
+		want++
+	}
+	for len(addrs) < want {
 		select {
 		case line, ok := <-lines:
 			if !ok {

@@ -49,7 +49,7 @@ func (b *Broker) handleUpdateAndCreateTopic(_ context.Context, c *server.Conn, h
 		return remoting.NewResponse(remoting.SystemError, "update topic config failed: "+err.Error())
 	}
 	b.log.Info("topic created or updated by admin", "topic", tc.TopicName, "read", tc.ReadQueueNums,
-		"write", tc.WriteQueueNums, "perm", tc.Perm, "client", c.String())
+		"write", tc.WriteQueueNums, "perm", tc.Perm, "remote", c.String())
 	// 4.9.8 leaves createResponseCommand's remark on the SUCCESS answer
 	// (wire 0006).
 	return remoting.NewResponse(remoting.Success, "not set any response code")

@@ -49,7 +49,7 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c *server.Conn, req *
 	case remoting.TransactionRollback:
 	default:
 		// Unknown (0) or not a state at all: Java logs and answers nothing.
-		b.log.Debug("end transaction without a decision", "producer", c.String(), "group", h.ProducerGroup,
+		b.log.Debug("end transaction without a decision", "remote", c.String(), "group", h.ProducerGroup,
 			"state", h.CommitOrRollback, "fromCheck", h.FromTransactionCheck, "remark", req.Remark)
 		return nil
 	}
@@ -68,7 +68,7 @@ func (b *Broker) handleEndTransaction(ctx context.Context, c *server.Conn, req *
 		// commit again. Logged with the offsets, so that a decision that
 		// should have applied (a transaction discarded after its checks)
 		// can be traced.
-		b.log.Info("end transaction ignored: transaction decided or unknown", "producer", c.String(), "group", h.ProducerGroup,
+		b.log.Info("end transaction ignored: transaction decided or unknown", "remote", c.String(), "group", h.ProducerGroup,
 			"msgId", h.MsgID, "commitLogOffset", h.CommitLogOffset, "queueOffset", h.TranStateTableOffset,
 			"commit", commit, "fromCheck", h.FromTransactionCheck)
 	case errors.Is(err, errTxNoRealTopic):

@@ -25,6 +25,6 @@ func (b *Broker) handleUpdateAndCreateSubscriptionGroup(_ context.Context, c *se
 	if err := b.groups.put(g); err != nil {
 		return remoting.NewResponse(remoting.SystemError, "update subscription group config failed: "+err.Error())
 	}
-	b.log.Info("subscription group updated", "group", g.GroupName, "by", remoteAddrString(c))
+	b.log.Info("subscription group updated", "group", g.GroupName, "remote", remoteAddrString(c))
 	return remoting.NewResponse(remoting.Success, "")
 }

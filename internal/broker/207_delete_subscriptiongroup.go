@@ -15,7 +15,7 @@ func (b *Broker) handleDeleteSubscriptionGroup(_ context.Context, c *server.Conn
 	if h.CleanOffset {
 		b.offsets.removeGroup(h.GroupName)
 	}
-	b.log.Info("subscription group deleted", "group", h.GroupName, "existed", removed, "cleanOffset", h.CleanOffset, "by", remoteAddrString(c))
+	b.log.Info("subscription group deleted", "group", h.GroupName, "existed", removed, "cleanOffset", h.CleanOffset, "remote", remoteAddrString(c))
 	if perr != nil {
 		return remoting.NewResponse(remoting.SystemError, "delete subscription group config failed: "+perr.Error())
 	}

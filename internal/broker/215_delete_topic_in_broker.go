@@ -17,7 +17,7 @@ func (b *Broker) handleDeleteTopicInBroker(_ context.Context, c *server.Conn, h 
 		b.log.Warn("delete topic from store", "topic", h.Topic, "err", err)
 	}
 	b.offsets.removeTopic(h.Topic)
-	b.log.Info("topic deleted by admin", "topic", h.Topic, "existed", existed, "client", c.String())
+	b.log.Info("topic deleted by admin", "topic", h.Topic, "existed", existed, "remote", c.String())
 	if perr != nil {
 		return remoting.NewResponse(remoting.SystemError, "delete topic config failed: "+perr.Error())
 	}

@@ -27,7 +27,7 @@ func (b *Broker) handleInvokeBrokerToResetOffset(_ context.Context, c *server.Co
 	if err := h.FromExt(req.Ext); err != nil {
 		return adminHeaderError(err)
 	}
-	b.log.Info("reset offset", "topic", h.Topic, "group", h.Group, "timestamp", h.Timestamp, "force", h.IsForce, "by", c.String())
+	b.log.Info("reset offset", "topic", h.Topic, "group", h.Group, "timestamp", h.Timestamp, "force", h.IsForce, "remote", c.String())
 	tc, ok := b.topics.get(h.Topic)
 	if !ok {
 		return remoting.NewResponse(remoting.SystemError, "[reset-offset] reset offset failed, no topic in this broker. topic="+h.Topic)

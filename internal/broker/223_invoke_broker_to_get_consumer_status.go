@@ -19,7 +19,7 @@ import (
 // after the other, 5 s each; here they are asked together, for
 // Config.ClientCallTimeout in all.
 func (b *Broker) handleInvokeBrokerToGetConsumerStatus(ctx context.Context, c *server.Conn, h *remoting.GetConsumerStatusRequestHeader) *remoting.Command {
-	b.log.Info("get consumer status", "topic", h.Topic, "group", h.Group, "by", c.String())
+	b.log.Info("get consumer status", "topic", h.Topic, "group", h.Group, "remote", c.String())
 	members := b.clients.consumerChannels(h.Group)
 	if len(members) == 0 {
 		return remoting.NewResponse(remoting.SystemError, fmt.Sprintf("No Any Consumer online in the consumer group: [%s]", h.Group))

@@ -135,6 +135,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 		return b.storeErrorResponse(err)
 	}
 	b.stats.addPut(res.MsgCount, res.WroteBytes)
+	b.metrics.in(topic, res.MsgCount, res.WroteBytes)
 	ids := make([]byte, 0, len(res.PhysicalOffsets)*33)
 	for i, off := range res.PhysicalOffsets {
 		if i > 0 {

@@ -51,6 +51,7 @@ type Broker struct {
 	ids         *rocketmq.UniqIDGenerator // UNIQ_KEY for sends without one
 	delayLevels []time.Duration           // messageDelayLevel
 	stats       *brokerStats
+	metrics     *brokerMetrics
 	traceOn     string // TRACE_ON in send responses
 
 	ctx    context.Context // cancelled by Close/Crash
@@ -90,6 +91,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("rocketmq: broker: DelayLevels: %w", err)
 	}
 	b.stats = newBrokerStats(time.Now())
+	b.metrics = newBrokerMetrics()
 	b.traceOn = "true"
 	if cfg.TraceOff {
 		b.traceOn = "false"
@@ -146,6 +148,8 @@ func New(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("rocketmq: broker %s: %w", cfg.BrokerName, err)
 	}
 	b.srv.OnConnClose(b.clients.onConnClose)
+	b.srv.OnConnOpen(func(*server.Conn) { b.metrics.connsOpened.Inc() })
+	b.srv.OnConnClose(func(*server.Conn) { b.metrics.connsClosed.Inc() })
 	b.serveRoutes()
 	return b, nil
 }

@@ -304,7 +304,7 @@ func (h *pullHold) answer(p *heldPull) {
 	}
 	if resp := h.b.reply(p.c, p.req, false); resp != nil {
 		if err := p.c.Reply(p.req, resp); err != nil {
-			h.b.log.Debug("pull: reply to held pull failed", "client", p.c.String(), "err", err)
+			h.b.log.Debug("pull: reply to held pull failed", "remote", p.c.String(), "err", err)
 		}
 	}
 }

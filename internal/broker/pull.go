@@ -39,7 +39,7 @@ func (b *Broker) reply(c *server.Conn, req *remoting.Command, allowSuspend bool)
 		return resp
 	}
 	if err := c.Reply(req, resp); err != nil {
-		b.log.Debug("pull: reply failed", "client", c.String(), "err", err)
+		b.log.Debug("pull: reply failed", "remote", c.String(), "err", err)
 	}
 	b.pulls.putBuf(buf, resp.Body)
 	return nil
@@ -117,6 +117,7 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 	case remoting.Success:
 		resp.Body = res.Data
 		b.stats.addGet(res.Messages)
+		b.metrics.out(h.Topic, res.Messages, len(res.Data))
 		b.offsets.gets.add(h.ConsumerGroup, h.Topic, res.Messages, time.Now())
 	case remoting.PullNotFound:
 		if allowSuspend && h.SysFlag&remoting.PullFlagSuspend != 0 {
@@ -130,12 +131,16 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 			// periodic check should wake).
 			recheck := res.MaxOffset <= h.QueueOffset
 			if b.pulls.suspend(c, req, holdKey{h.Topic, h.QueueID}, h.QueueOffset, filter, timeout, recheck) {
+				b.metrics.holds.Inc()
 				resp = nil
 			}
 		}
 	case remoting.PullOffsetMoved:
 		b.log.Info("pull: offset moved", "group", h.ConsumerGroup, "topic", h.Topic, "queue", h.QueueID,
 			"requested", h.QueueOffset, "next", res.NextBeginOffset, "status", res.Status.String())
+	}
+	if resp != nil { // a held pull counts once, when answered
+		b.metrics.pulls.inc(code)
 	}
 	if code != remoting.Success {
 		b.pulls.putBuf(buf, res.Data)

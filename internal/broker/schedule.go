@@ -265,20 +265,20 @@ func (s *scheduleService) deliver(ctx context.Context, level int, e store.QueueE
 	rec, err := s.b.store.MessageAt(e.PhysicalOffset)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			s.b.log.Warn("delayed message record gone, skipping", "level", level, "phys", e.PhysicalOffset)
+			s.b.log.Warn("delayed message record gone, skipping", "level", level, "commitLogOffset", e.PhysicalOffset)
 			return nil
 		}
 		return err
 	}
 	m, _, err := message.DecodeOptions{KeepCompressed: true}.DecodeRecord(rec)
 	if err != nil {
-		s.b.log.Warn("delayed message record unreadable, skipping", "level", level, "phys", e.PhysicalOffset, "err", err)
+		s.b.log.Warn("delayed message record unreadable, skipping", "level", level, "commitLogOffset", e.PhysicalOffset, "err", err)
 		return nil
 	}
 	realTopic := m.Properties[rocketmq.PropertyRealTopic]
 	qid, qerr := strconv.ParseInt(m.Properties[rocketmq.PropertyRealQueueID], 10, 32)
 	if realTopic == "" || qerr != nil || qid < 0 {
-		s.b.log.Warn("delayed message without REAL_TOPIC/REAL_QID, skipping", "level", level, "phys", e.PhysicalOffset)
+		s.b.log.Warn("delayed message without REAL_TOPIC/REAL_QID, skipping", "level", level, "commitLogOffset", e.PhysicalOffset)
 		return nil
 	}
 	if err := s.b.checkDeliveryTarget(realTopic, qid); err != nil {

@@ -82,6 +82,9 @@ func newSendResponse(code int32, remark string) *remoting.Command {
 // MSG_REGION and TRACE_ON, success or not.
 func (b *Broker) sendResponse(code int32, remark string) *remoting.Command {
 	resp := newSendResponse(code, remark)
+	if code != remoting.Success {
+		b.metrics.refused.inc(code)
+	}
 	resp.Ext = append(resp.Ext,
 		remoting.Field{Key: rocketmq.PropertyTraceSwitch, Value: b.traceOn},
 		remoting.Field{Key: rocketmq.PropertyMsgRegion, Value: b.cfg.RegionID})
@@ -132,7 +135,7 @@ func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader)
 		if !ok {
 			return tc, 0, b.sendResponse(remoting.TopicNotExist, "topic["+topic+"] not exist, apply first please!"+faqSuffix)
 		}
-		b.log.Debug("topic auto-created by send", "topic", topic, "queues", tc.WriteQueueNums, "producer", c.String())
+		b.log.Debug("topic auto-created by send", "topic", topic, "queues", tc.WriteQueueNums, "remote", c.String())
 	}
 	if n := max(tc.WriteQueueNums, tc.ReadQueueNums); h.QueueID >= n {
 		return tc, 0, b.sendResponse(remoting.SystemError, "request queueId["+strconv.Itoa(int(h.QueueID))+"] is illegal, "+
@@ -335,6 +338,7 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 		return b.storeErrorResponse(err)
 	}
 	b.stats.addPut(res.MsgCount, res.WroteBytes)
+	b.metrics.in(h.Topic, res.MsgCount, res.WroteBytes) // the topic sent to, before a delay or retry rewrite
 	if timer.outMs != 0 {
 		b.timers.added(&timer, res.QueueOffset)
 	}

@@ -257,6 +257,6 @@ func (t *txService) sendCheck(h *halfRecord, props string, res *store.PutResult)
 	}
 	req := clientRequest(remoting.CheckTransactionState, hdr.AppendExt(nil), body)
 	if err := conn.InvokeOneway(req); err != nil {
-		b.log.Warn("send transaction check", "group", h.group, "producer", conn.String(), "err", err)
+		b.log.Warn("send transaction check", "group", h.group, "remote", conn.String(), "err", err)
 	}
 }

@@ -212,3 +212,23 @@ func TestCodecHasNoSocketsOrGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// The metrics hook package is imported by applications that implement it
+// (and by the adapter modules): it depends on the standard library only.
+func TestMetricsImportsStdlibOnly(t *testing.T) {
+	found := false
+	for _, p := range listPackages(t) {
+		if rel(p.ImportPath) != "metrics" {
+			continue
+		}
+		found = true
+		for _, d := range p.Deps {
+			if first, _, _ := strings.Cut(d, "/"); strings.Contains(first, ".") || d == module || strings.HasPrefix(d, module+"/") {
+				t.Errorf("metrics depends on %s", d)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("package metrics not found")
+	}
+}

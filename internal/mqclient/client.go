@@ -84,8 +84,8 @@ func New(cfg Config) (*Client, error) {
 		transport.WithSerializeType(cfg.Serialize),
 		transport.WithTimeout(cfg.RequestTimeout),
 	}
-	if cfg.Dialer != nil {
-		topts = append(topts, transport.WithDialer(cfg.Dialer))
+	if cfg.Dialer != nil || cfg.Metrics != nil {
+		topts = append(topts, transport.WithDialer(measuredDialer(cfg.Dialer, cfg.Metrics)))
 	}
 	if cfg.TLS != nil {
 		topts = append(topts, transport.WithTLS(cfg.TLS))
@@ -306,7 +306,7 @@ func (c *Client) handleReply(_ context.Context, addr string, req *remoting.Comma
 	fn := c.reply
 	c.regMu.Unlock()
 	if fn == nil {
-		c.log.Warn("rocketmq: reply message without a requester", "broker", addr, "topic", h.Topic)
+		c.log.Warn("rocketmq: reply message without a requester", "addr", addr, "topic", h.Topic)
 	} else {
 		fn(m)
 	}

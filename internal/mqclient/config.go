@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/internal/transport"
+	"github.com/go-rocketmq/rocketmq/metrics"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -59,6 +60,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// MaxAsyncInflight bounds the transport's outstanding async calls.
 	MaxAsyncInflight int
+	// Metrics, when set, receives the client's measurements; the client
+	// core reports connection events to it.
+	Metrics metrics.Hook
 }
 
 // DefaultConfig returns Java's defaults.

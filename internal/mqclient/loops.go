@@ -127,7 +127,7 @@ func (c *Client) SendHeartbeat(ctx context.Context) error {
 				err = remoting.ResponseError(resp)
 			}
 			if err != nil {
-				c.log.Debug("rocketmq: heartbeat failed", "broker", addr, "err", err)
+				c.log.Debug("rocketmq: heartbeat failed", "addr", addr, "err", err)
 				emu.Lock()
 				errs = append(errs, err)
 				emu.Unlock()
@@ -154,7 +154,7 @@ func (c *Client) unregister(ctx context.Context, h *remoting.UnregisterClientReq
 				err = remoting.ResponseError(resp)
 			}
 			if err != nil {
-				c.log.Debug("rocketmq: unregister failed", "broker", addr, "err", err)
+				c.log.Debug("rocketmq: unregister failed", "addr", addr, "err", err)
 			}
 		}(addr)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq/metrics"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -29,6 +30,7 @@ var OptionNames = []string{
 	"WithClientIP", "WithLogger", "WithDialer", "WithTLS", "WithACL",
 	"WithSerializeType", "WithCallTimeout", "WithHeartbeatInterval",
 	"WithRouteRefreshInterval",
+	"WithMetrics",
 }
 
 // NameServers sets the NameServer addresses (host:port; host names are
@@ -95,3 +97,8 @@ func HeartbeatInterval(d time.Duration) Setting {
 func RouteRefreshInterval(d time.Duration) Setting {
 	return func(c *Config) { c.PollNameServerInterval = d }
 }
+
+// Metrics sends the client's measurements to h (package metrics): sends,
+// consumption, cached messages, lag, rebalances and connection events.
+// Default: none, and then nothing is measured.
+func Metrics(h metrics.Hook) Setting { return func(c *Config) { c.Metrics = h } }

@@ -39,19 +39,19 @@ func noGroup(group string) *remoting.Command {
 func (c *Client) handleCheckTransaction(ctx context.Context, addr string, req *remoting.Command) *remoting.Command {
 	var h remoting.CheckTransactionStateRequestHeader
 	if err := h.FromExt(req.Ext); err != nil {
-		c.log.Warn("rocketmq: bad transaction check", "broker", addr, "err", err)
+		c.log.Warn("rocketmq: bad transaction check", "addr", addr, "err", err)
 		return nil
 	}
 	msg, _, err := message.DecodeRecord(req.Body)
 	if err != nil {
-		c.log.Warn("rocketmq: bad transaction check", "broker", addr, "err", err)
+		c.log.Warn("rocketmq: bad transaction check", "addr", addr, "err", err)
 		return nil
 	}
 	msg.Topic = UnwrapNamespace(c.cfg.Namespace, msg.Topic)
 	group := msg.Property(rocketmq.PropertyProducerGroup)
 	p, ok := c.producer(group)
 	if !ok {
-		c.log.Debug("rocketmq: transaction check for a group this client does not serve", "broker", addr, "group", group)
+		c.log.Debug("rocketmq: transaction check for a group this client does not serve", "addr", addr, "group", group)
 		return nil
 	}
 	if p != nil {
@@ -65,7 +65,7 @@ func (c *Client) handleCheckTransaction(ctx context.Context, addr string, req *r
 func (c *Client) handleIDsChanged(_ context.Context, addr string, req *remoting.Command) *remoting.Command {
 	var h remoting.NotifyConsumerIdsChangedRequestHeader
 	_ = h.FromExt(req.Ext)
-	c.log.Debug("rocketmq: consumer ids changed", "broker", addr, "group", h.ConsumerGroup)
+	c.log.Debug("rocketmq: consumer ids changed", "addr", addr, "group", h.ConsumerGroup)
 	if cons := c.consumer(h.ConsumerGroup); cons != nil {
 		cons.RebalanceSoon()
 	}
@@ -92,7 +92,7 @@ func (c *Client) handleResetOffset(_ context.Context, addr string, req *remoting
 	}
 	cons := c.consumer(h.Group)
 	if cons == nil {
-		c.log.Info("rocketmq: offset reset for a group this client does not serve", "broker", addr, "group", h.Group)
+		c.log.Info("rocketmq: offset reset for a group this client does not serve", "addr", addr, "group", h.Group)
 		return nil
 	}
 	cons.ResetOffset(h.Topic, body.OffsetTable)

@@ -228,7 +228,7 @@ func (s *Store) queueRecord(q *consumeQueue, n int64, e cqEntry) []byte {
 		int64(be.Uint64(rec[message.RecordPosQueueOffset:])) != n ||
 		int64(be.Uint64(rec[message.RecordPosPhysicalOffset:])) != e.phys {
 		s.log.Warn("store: consume queue entry does not match its record",
-			"topic", q.topic, "queue", q.queueID, "offset", n, "phys", e.phys)
+			"topic", q.topic, "queue", q.queueID, "offset", n, "commitLogOffset", e.phys)
 		return nil
 	}
 	return rec
