@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -62,6 +63,12 @@ type Conn struct {
 	loopDone bool // event loop only: OnClose ran, gc must not be used
 	lowat    int  // event loop only: the socket's SO_RCVLOWAT (0: never set, i.e. 1)
 
+	// Back-pressure, event loop only: when the connection was paused
+	// (zero: it is not) and whether a re-check is scheduled.
+	pausedAt time.Time
+	recheck  bool
+	loop     gnet.EventLoop
+
 	// inflight counts this connection's requests handed to workers whose
 	// handler has not returned yet; a writer that sees some yields once
 	// so their replies can join its write.
@@ -92,6 +99,7 @@ func newConn(s *Server, gc gnet.Conn) *Conn {
 		cancel: cancel,
 		closed: make(chan struct{}),
 		fd:     gc.Fd(),
+		loop:   gc.EventLoop(),
 	}
 	if c.remote != nil {
 		c.remoteStr = c.remote.String()

@@ -103,10 +103,11 @@ type Server struct {
 	addr       string
 	closedCh   chan struct{} // closed when Close has finished
 
-	conns  atomic.Int64 // open connections, for MaxConns
-	stats  counters
-	capLog rateLog // connections refused over MaxConns
-	errLog rateLog // accept failures
+	conns    atomic.Int64 // open connections, for MaxConns
+	stats    counters
+	capLog   rateLog // connections refused over MaxConns
+	errLog   rateLog // accept failures
+	stallLog rateLog // connections closed by back-pressure
 }
 
 // New returns a server that is not yet listening.
@@ -349,6 +350,13 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 	}()
 	for range maxFramesPerEvent {
+		if s.overLimits(c, gc) {
+			if s.holdBack(c, gc) {
+				return gnet.Close
+			}
+			return gnet.None
+		}
+		c.pausedAt = time.Time{}
 		prefix, err := gc.Peek(4)
 		if err != nil {
 			// Wait for the length prefix (or, at a frame boundary, for
