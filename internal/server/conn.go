@@ -67,6 +67,7 @@ type Conn struct {
 	// (zero: it is not) and whether a re-check is scheduled.
 	pausedAt time.Time
 	recheck  bool
+	decoding bool // a frame with a large header is being decoded aside
 	loop     gnet.EventLoop
 
 	// inflight counts this connection's requests handed to workers whose

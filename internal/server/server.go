@@ -95,6 +95,7 @@ type Server struct {
 	// sixth of the broker's CPU). An idle worker waits on work; dispatch
 	// starts a new one only when none is waiting.
 	work    chan job
+	bigSem  chan struct{} // frames being decoded aside (decodeAside)
 	workers sync.WaitGroup
 
 	cli        *gnet.Client // gnet's loops, without a listener of gnet's
@@ -124,6 +125,7 @@ func New(cfg Config) *Server {
 		done:       make(chan struct{}),
 		closedCh:   make(chan struct{}),
 		work:       make(chan job),
+		bigSem:     make(chan struct{}, maxBigDecodes),
 	}
 }
 
@@ -350,6 +352,9 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 	}()
 	for range maxFramesPerEvent {
+		if c.decoding {
+			return gnet.None // decodeAside wakes the loop when done
+		}
 		if s.overLimits(c, gc) {
 			if s.holdBack(c, gc) {
 				return gnet.Close
@@ -372,6 +377,20 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		frame, err := gc.Peek(size)
 		if err != nil {
 			c.wakeAfter(size - gc.InboundBuffered()) // wait for the rest of the frame
+			return gnet.None
+		}
+		if headerLen(frame) > maxLoopHeader {
+			s.gate.RLock()
+			if s.draining {
+				s.gate.RUnlock()
+				return gnet.Close
+			}
+			s.wg.Add(1)
+			s.gate.RUnlock()
+			c.decoding = true
+			own := ownFrame(frame)
+			_, _ = gc.Discard(size)
+			go s.decodeAside(c, own)
 			return gnet.None
 		}
 		// The body stays a view of gnet's buffer while an inline handler
