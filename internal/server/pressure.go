@@ -26,10 +26,7 @@ func (s *Server) overLimits(c *Conn, gc gnet.Conn) bool {
 	if int(c.inflight.Load()) >= s.cfg.MaxConnPending {
 		return true
 	}
-	c.mu.Lock()
-	queued := len(c.out)
-	c.mu.Unlock()
-	return queued+gc.OutboundBuffered() >= s.cfg.MaxConnOutbound
+	return int(c.outLen.Load())+gc.OutboundBuffered() >= s.cfg.MaxConnOutbound
 }
 
 // holdBack pauses c (or keeps it paused) and reports whether it must be
