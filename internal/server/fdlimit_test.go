@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -28,6 +29,9 @@ import (
 // open-files limit (TestFDChild); its value is the MaxConns to use.
 const fdChildEnv = "ROCKETMQ_TEST_FD_CHILD"
 
+// fdChildKeepEnv set keeps the child's open-files limit as it is.
+const fdChildKeepEnv = "ROCKETMQ_TEST_FD_CHILD_KEEP"
+
 // fdChildLimit is the child's RLIMIT_NOFILE.
 const fdChildLimit = 128
 
@@ -43,13 +47,15 @@ func TestFDChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rl unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
-		t.Fatal(err)
-	}
-	rl.Cur = fdChildLimit
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
-		t.Fatal(err)
+	if os.Getenv(fdChildKeepEnv) == "" {
+		var rl unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+			t.Fatal(err)
+		}
+		rl.Cur = fdChildLimit
+		if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &rl); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s := New(Config{MaxConns: maxConns, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))})
 	s.Handle(codeEcho, echo)
@@ -72,6 +78,8 @@ func TestFDChild(t *testing.T) {
 				hogged = append(hogged, fd)
 			}
 			fmt.Printf("HOGGED %d\n", len(hogged))
+		case "heap":
+			fmt.Printf("HEAP %d %d\n", heapInUse(), s.Stats().Conns)
 		case "free":
 			for _, fd := range hogged {
 				_ = unix.Close(fd)
@@ -110,34 +118,7 @@ func TestFDExhaustion(t *testing.T) {
 }
 
 func fdExhaustion(t *testing.T, maxConns int, hog bool) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFDChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fdChildEnv+"="+strconv.Itoa(maxConns))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	addr := strings.TrimPrefix(childLine(t, lines, "ADDR "), "ADDR ")
+	cmd, stdin, lines, addr := startFDChild(t, maxConns)
 	if hog {
 		_, _ = stdin.Write([]byte("hog\n"))
 		childLine(t, lines, "HOGGED ")
@@ -248,5 +229,107 @@ func echoOnce(addr string) error {
 		if err != nil {
 			return err
 		}
+	}
+}
+
+// startFDChild starts TestFDChild with maxConns (and extra environment),
+// returning the process, its stdin, its output lines and its address.
+func startFDChild(t *testing.T, maxConns int, env ...string) (*exec.Cmd, io.WriteCloser, <-chan string, string) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFDChild$", "-test.count=1")
+	cmd.Env = append(append(os.Environ(), fdChildEnv+"="+strconv.Itoa(maxConns)), env...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	addr := strings.TrimPrefix(childLine(t, lines, "ADDR "), "ADDR ")
+	return cmd, stdin, lines, addr
+}
+
+// TestTenThousandIdleConns opens 10,000 idle connections to a server in a
+// child process (this process holds the client ends): the server's memory
+// per connection stays small and another client keeps its throughput.
+func TestTenThousandIdleConns(t *testing.T) {
+	if os.Getenv(fdChildEnv) != "" {
+		t.Skip("child")
+	}
+	if testing.Short() {
+		t.Skip("opens 10,000 connections")
+	}
+	const idle = 10_000
+	if lim := fdLimit(); lim != 0 && lim < idle+512 {
+		t.Skipf("open-files limit %d is below the %d this test needs", lim, idle+512)
+	}
+	_, stdin, lines, addr := startFDChild(t, -1, fdChildKeepEnv+"=1")
+	heap := func() (int64, int64) {
+		_, _ = stdin.Write([]byte("heap\n"))
+		f := strings.Fields(childLine(t, lines, "HEAP "))
+		h, _ := strconv.ParseInt(f[1], 10, 64)
+		n, _ := strconv.ParseInt(f[2], 10, 64)
+		return h, n
+	}
+	good := rawframe.Dial(t, addr)
+	const window = 300 * time.Millisecond
+	var base float64
+	for range 3 {
+		base = max(base, echoRate(good, window))
+	}
+	before, _ := heap()
+
+	conns := make([]net.Conn, 0, idle)
+	t.Cleanup(func() {
+		for _, nc := range conns {
+			_ = nc.Close()
+		}
+	})
+	for range idle {
+		nc, err := net.DialTimeout("tcp", addr, rawframe.Wait)
+		if err != nil {
+			t.Fatalf("dial %d: %v", len(conns), err)
+		}
+		conns = append(conns, nc)
+	}
+	var after, open int64
+	testutil.WaitFor(t, 30*time.Second, "every connection registered", func() bool {
+		after, open = heap()
+		return open == idle+1
+	})
+	var under float64
+	for range 3 {
+		under = max(under, echoRate(good, window))
+	}
+	perConn := (after - before) / idle
+	t.Logf("%d idle connections: %d B of heap each; good client %.0f/s before, %.0f/s with them (%.0f%%)",
+		idle, perConn, base, under, 100*under/base)
+	const maxPerConn = 16 << 10
+	if perConn > maxPerConn {
+		t.Errorf("%d B of heap per idle connection, want under %d", perConn, maxPerConn)
+	}
+	minRatio := 0.7
+	if raceBuild {
+		minRatio = 0.4
+	}
+	if under/base < minRatio {
+		t.Errorf("good client kept %.0f%% of its throughput, want at least %.0f%%", 100*under/base, 100*minRatio)
 	}
 }
