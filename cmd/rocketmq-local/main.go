@@ -107,7 +107,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.txTimeout, "transaction-timeout", 6*time.Second, "age of a half message before its producer group is asked about it")
 	fs.IntVar(&o.txCheckMax, "transaction-check-max", 15, "checks of one transaction before it is discarded")
 	fs.IntVar(&o.maxConns, "max-conns", 0, "open connections per server (0: three quarters of the open-files limit; negative: no cap)")
-	fs.IntVar(&o.maxPending, "max-conn-pending", 0, "requests of one connection handled at once before its input is paused (0: 1024)")
+	fs.IntVar(&o.maxPending, "max-conn-pending", 0, "requests of one connection handled at once before its input is paused (0: 64)")
 	fs.IntVar(&o.maxOutbound, "max-conn-outbound", 0, "reply bytes queued for one connection before its input is paused (0: 16 MiB)")
 	fs.DurationVar(&o.maxStall, "max-conn-stall", 0, "how long a connection may stay paused before it is closed (0: 60s)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
