@@ -109,6 +109,7 @@ type Server struct {
 	capLog   rateLog // connections refused over MaxConns
 	errLog   rateLog // accept failures
 	stallLog rateLog // connections closed by back-pressure
+	busyLog  rateLog // SYSTEM_BUSY answers: a burst is one line a second
 }
 
 // New returns a server that is not yet listening.
@@ -487,7 +488,7 @@ func (s *Server) dispatch(c *Conn, cmd *remoting.Command) {
 	}
 	if s.active.Add(1) > int64(s.cfg.MaxHandlers) {
 		s.active.Add(-1)
-		s.log.Warn("handlers saturated, answering SYSTEM_BUSY", logKeyCode, cmd.Code, logKeyRemote, c.remoteStr)
+		s.busyLog.log(s.log, "handlers saturated, answering SYSTEM_BUSY", logKeyCode, cmd.Code, logKeyRemote, c.remoteStr)
 		if !cmd.IsOneway() {
 			_ = c.Reply(cmd, remoting.NewResponse(remoting.SystemBusy,
 				"[OVERLOAD]system busy, start flow control for a while"))
