@@ -50,6 +50,7 @@ type options struct {
 	txTimeout     time.Duration
 	txCheckMax    int
 	cpuProfile    string
+	offsetFlush   time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -66,6 +67,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.txInterval <= 0 || o.txTimeout <= 0 || o.txCheckMax < 1 {
 		return o, errors.New("-transaction-check-interval, -transaction-timeout and -transaction-check-max must be positive")
+	}
+	if o.offsetFlush <= 0 {
+		return o, errors.New("-offset-flush-interval must be positive")
 	}
 	if o.timerPrec < time.Millisecond {
 		return o, fmt.Errorf("-timer-precision %v is below 1ms", o.timerPrec)
@@ -99,6 +103,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&o.txInterval, "transaction-check-interval", 60*time.Second, "how often undecided transactional half messages are looked at")
 	fs.DurationVar(&o.txTimeout, "transaction-timeout", 6*time.Second, "age of a half message before its producer group is asked about it")
 	fs.IntVar(&o.txCheckMax, "transaction-check-max", 15, "checks of one transaction before it is discarded")
+	fs.DurationVar(&o.offsetFlush, "offset-flush-interval", 5*time.Second, "how often consumer offsets are written to disk")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	return fs
 }
@@ -164,6 +169,9 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		rmqtest.WithTransactionCheck(o.txInterval, o.txTimeout),
 		rmqtest.WithTransactionCheckMax(o.txCheckMax),
 		rmqtest.WithLogger(logger),
+	}
+	if o.offsetFlush > 0 {
+		opts = append(opts, rmqtest.WithOffsetFlushInterval(o.offsetFlush))
 	}
 	if o.shortPolling > 0 {
 		opts = append(opts, rmqtest.WithShortPolling(o.shortPolling))

@@ -112,6 +112,8 @@ func TestParseFlags(t *testing.T) {
 		{"unknown flag", []string{"-nope"}, false},
 		{"delay levels and timer precision", []string{"-delay-levels", "100ms 1s 1h", "-timer-precision", "100ms"}, true},
 		{"timer precision too fine", []string{"-timer-precision", "10us"}, false},
+		{"offset flush interval", []string{"-offset-flush-interval", "500ms"}, true},
+		{"offset flush interval zero", []string{"-offset-flush-interval", "0s"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseFlags(tc.args, io.Discard)
