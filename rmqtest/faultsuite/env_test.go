@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,13 +155,27 @@ func sendN(t *testing.T, p *producer.Producer, topic, prefix string, n int) []st
 // freeze them: a frozen connection swallows what is written to it and
 // hands nothing read back, as the connections of a process that hangs.
 type dialer struct {
-	mu     sync.Mutex
-	conns  []*faultConn
-	dials  int
-	frozen bool
+	mu      sync.Mutex
+	conns   []*faultConn
+	dials   int
+	frozen  bool
+	refused string // dials to this address fail as refused
+}
+
+// refuse makes dials to addr fail ("" for none).
+func (d *dialer) refuse(addr string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.refused = addr
 }
 
 func (d *dialer) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d.mu.Lock()
+	refused := addr == d.refused
+	d.mu.Unlock()
+	if refused {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: syscall.ECONNREFUSED}
+	}
 	var nd net.Dialer
 	c, err := nd.DialContext(ctx, network, addr)
 	if err != nil {

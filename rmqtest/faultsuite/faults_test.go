@@ -17,18 +17,27 @@ import (
 
 // TestOnlyBrokerStoppedAndStarted: with the topic's only broker gone,
 // sends fail fast instead of hanging; once it is back, sends go through
-// again on the same clients and the running consumer gets every
-// acknowledged message, those sent before the outage included.
+// again on the same clients and the running consumer, once its next
+// heartbeat has told the new broker about it, gets every acknowledged
+// message, those sent before the outage included.
 func TestOnlyBrokerStoppedAndStarted(t *testing.T) {
 	for _, crash := range []bool{false, true} {
 		t.Run(map[bool]string{false: "stop", true: "crash"}[crash], func(t *testing.T) {
 			c := cluster(t)
 			topic := newTopic(t, c, 4)
-			p := newProducer(t, c.NameServerAddr(), producer.WithSendTimeout(2*time.Second))
+			// While the broker is down its address refuses connections,
+			// as a dead process's does; an in-process server that is
+			// stopping could still accept one and never serve it.
+			d := &dialer{}
+			p := newProducer(t, c.NameServerAddr(), producer.WithSendTimeout(2*time.Second), producer.WithDialer(d.dial))
 			s := newSeen()
-			startConsumer(t, c.NameServerAddr(), name(t, "cg"), topic, s.handler("a"))
+			// The restarted broker knows the consumer again at its next
+			// heartbeat (Java 30 s); until then its pulls are refused.
+			startConsumer(t, c.NameServerAddr(), name(t, "cg"), topic, s.handler("a"),
+				consumer.WithHeartbeatInterval(500*time.Millisecond), consumer.WithDialer(d.dial))
 			acked := sendN(t, p, topic, "before", 20)
 
+			d.refuse(c.BrokerAddr("broker-a"))
 			if crash {
 				if err := c.CrashBroker("broker-a"); err != nil {
 					t.Fatal(err)
@@ -47,6 +56,7 @@ func TestOnlyBrokerStoppedAndStarted(t *testing.T) {
 			if err := c.StartBroker("broker-a"); err != nil {
 				t.Fatal(err)
 			}
+			d.refuse("")
 			testutil.WaitFor(t, wait, "a send after the restart", func() bool {
 				_, err := p.Send(context.Background(), &rocketmq.Message{Topic: topic, Body: []byte("probe")})
 				return err == nil
