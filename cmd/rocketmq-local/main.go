@@ -58,6 +58,7 @@ type options struct {
 	maxPending    int
 	maxOutbound   int
 	maxStall      time.Duration
+	offsetFlush   time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -77,6 +78,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.maxPending < 0 || o.maxOutbound < 0 || o.maxStall < 0 {
 		return o, errors.New("-max-conn-pending, -max-conn-outbound and -max-conn-stall must not be negative")
+	}
+	if o.offsetFlush <= 0 {
+		return o, errors.New("-offset-flush-interval must be positive")
 	}
 	if o.timerPrec < time.Millisecond {
 		return o, fmt.Errorf("-timer-precision %v is below 1ms", o.timerPrec)
@@ -126,6 +130,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.maxPending, "max-conn-pending", 0, "requests of one connection handled at once before its input is paused (0: 64)")
 	fs.IntVar(&o.maxOutbound, "max-conn-outbound", 0, "reply bytes queued for one connection before its input is paused (0: 16 MiB)")
 	fs.DurationVar(&o.maxStall, "max-conn-stall", 0, "how long a connection may stay paused before it is closed (0: 60s)")
+	fs.DurationVar(&o.offsetFlush, "offset-flush-interval", 5*time.Second, "how often consumer offsets are written to disk")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	fs.StringVar(&o.metrics, "metrics", "", "serve the brokers' metrics for Prometheus at http://`ADDR`/metrics (host:port; no host means 127.0.0.1; default off)")
 	return fs
@@ -194,6 +199,9 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		rmqtest.WithPropertyFilter(o.propFilter),
 		rmqtest.WithLogger(logger),
 		rmqtest.WithConnLimits(o.maxConns, o.maxPending, o.maxOutbound, o.maxStall),
+	}
+	if o.offsetFlush > 0 {
+		opts = append(opts, rmqtest.WithOffsetFlushInterval(o.offsetFlush))
 	}
 	if o.shortPolling > 0 {
 		opts = append(opts, rmqtest.WithShortPolling(o.shortPolling))

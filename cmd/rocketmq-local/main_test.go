@@ -118,6 +118,8 @@ func TestParseFlags(t *testing.T) {
 		{"timer precision too fine", []string{"-timer-precision", "10us"}, false},
 		{"connection limits", []string{"-max-conns", "-1", "-max-conn-pending", "64", "-max-conn-outbound", "1048576", "-max-conn-stall", "5s"}, true},
 		{"negative connection stall", []string{"-max-conn-stall", "-1s"}, false},
+		{"offset flush interval", []string{"-offset-flush-interval", "500ms"}, true},
+		{"offset flush interval zero", []string{"-offset-flush-interval", "0s"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseFlags(tc.args, io.Discard)
