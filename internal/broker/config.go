@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 )
 
@@ -107,6 +108,12 @@ type Config struct {
 	// SYSTEM_ERROR.
 	EnablePropertyFilter bool
 
+	// TraceTopicEnable is traceTopicEnable (false): the broker creates the
+	// message trace topic at start, one queue, as Java's TopicConfigManager.
+	TraceTopicEnable bool
+	// MsgTraceTopicName is msgTraceTopicName (RMQ_SYS_TRACE_TOPIC).
+	MsgTraceTopicName string
+
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
 
@@ -191,6 +198,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.TransactionMaxPending <= 0 {
 		c.TransactionMaxPending = 1_000_000
+	}
+	if c.MsgTraceTopicName == "" {
+		c.MsgTraceTopicName = rocketmq.TopicTrace
 	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"
