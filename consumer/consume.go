@@ -277,7 +277,9 @@ func (r *runState) runHandlers(req *consumeReq, ok []bool, now time.Time) {
 			hc = new(handlerCtx)
 		}
 		hc.init(q.ctx, now.Add(r.cfg.consumeTimeout))
+		tc := r.trace.before(msgs[i:j:j])
 		res, err := r.call(hc, s, msgs[i:j:j])
+		r.trace.after(tc, j-i, res, err)
 		hc = nil
 		if res == Success && err == nil {
 			for k := i; k < j; k++ {
