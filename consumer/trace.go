@@ -12,7 +12,7 @@ import (
 // enableMsgTrace: each handler call is recorded before (SubBefore) and
 // after (SubAfter, with its cost and outcome), and the records go in
 // batches, asynchronously, to topic on the same cluster; empty means
-// RMQ_SYS_TRACE_TOPIC (docs/PROTOCOL.md §10.1). Tracing never blocks or
+// RMQ_SYS_TRACE_TOPIC (docs/PROTOCOL.md §8.16). Tracing never blocks or
 // fails consumption: records that cannot be queued or sent are dropped.
 // Messages whose TRACE_ON property is "false" are not recorded. Default
 // off.

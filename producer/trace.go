@@ -13,7 +13,7 @@ import (
 // send stored by a broker is recorded (a Pub record; a transactional
 // producer also records each decision, EndTransaction) and the records go
 // in batches, asynchronously, to topic on the same cluster; empty means
-// RMQ_SYS_TRACE_TOPIC (docs/PROTOCOL.md §10.1). Tracing never blocks or
+// RMQ_SYS_TRACE_TOPIC (docs/PROTOCOL.md §8.16). Tracing never blocks or
 // fails a send: records that cannot be queued or sent are dropped. The
 // topic must exist or be auto-created (a broker's traceTopicEnable
 // creates RMQ_SYS_TRACE_TOPIC). Default off.

@@ -2,7 +2,7 @@
 // trace module (TraceDataEncoder, AsyncTraceDispatcher): Pub, SubBefore,
 // SubAfter and EndTransaction records, sent in batches to the trace topic
 // (RMQ_SYS_TRACE_TOPIC unless another is configured), as
-// docs/PROTOCOL.md §10.1 describes.
+// docs/PROTOCOL.md §8.16 describes.
 package trace
 
 import (
