@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -20,7 +21,10 @@ func WithTrace(topic string) Option {
 	return func(c *config) { c.trace = &traceConfig{topic: topic} }
 }
 
-type traceConfig struct{ topic string }
+type traceConfig struct {
+	topic string
+	last  atomic.Pointer[trace.Dispatcher] // of the running or last run, for TraceDropped
+}
 
 // consumeTracer is a running consumer's trace dispatcher and its client.
 type consumeTracer struct {
@@ -55,6 +59,7 @@ func (c *PushConsumer) startTrace(ctx context.Context, r *runState) {
 		timeout: c.cfg.consumeTimeout,
 		ids:     rocketmq.NewUniqIDGenerator(),
 	}
+	c.cfg.trace.last.Store(r.trace.d)
 }
 
 // close sends the queued records within ctx, then closes the client.
@@ -129,14 +134,15 @@ func (t *consumeTracer) after(before *trace.Context, n int, res Result, err erro
 	})
 }
 
-// TraceDropped returns how many trace records were dropped since Start
-// (queue full, or a failed send); 0 without tracing.
+// TraceDropped returns how many trace records the running consumer, or
+// the last one to run, dropped (queue full, or a failed send); 0 without
+// tracing.
 func (c *PushConsumer) TraceDropped() int64 {
-	c.lifeMu.Lock()
-	r := c.run
-	c.lifeMu.Unlock()
-	if r == nil || r.trace == nil {
+	if c.cfg.trace == nil {
 		return 0
 	}
-	return r.trace.d.Dropped()
+	if d := c.cfg.trace.last.Load(); d != nil {
+		return d.Dropped()
+	}
+	return 0
 }

@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -21,7 +22,10 @@ func WithTrace(topic string) Option {
 	return func(c *config) { c.trace = &traceConfig{topic: topic} }
 }
 
-type traceConfig struct{ topic string }
+type traceConfig struct {
+	topic string
+	last  atomic.Pointer[trace.Dispatcher] // of the running or last run, for TraceDropped
+}
 
 // tracer is a running producer's trace dispatcher and its client.
 type tracer struct {
@@ -48,6 +52,7 @@ func (p *Producer) startTrace(ctx context.Context, r *runState) {
 		return
 	}
 	r.trace = &tracer{d: trace.NewDispatcher(p.cfg.trace.topic, s, p.log), sender: s, group: p.cfg.group}
+	p.cfg.trace.last.Store(r.trace.d)
 }
 
 // close sends the queued records within ctx, then closes the client.
@@ -124,14 +129,15 @@ func (t *tracer) endTransaction(msg *rocketmq.Message, msgID, transactionID, bro
 	})
 }
 
-// TraceDropped returns how many trace records were dropped since Start
-// (queue full, or a failed send); 0 without tracing.
+// TraceDropped returns how many trace records the running producer, or
+// the last one to run, dropped (queue full, or a failed send); 0 without
+// tracing.
 func (p *Producer) TraceDropped() int64 {
-	p.lifeMu.Lock()
-	r := p.run
-	p.lifeMu.Unlock()
-	if r == nil || r.trace == nil {
+	if p.cfg.trace == nil {
 		return 0
 	}
-	return r.trace.d.Dropped()
+	if d := p.cfg.trace.last.Load(); d != nil {
+		return d.Dropped()
+	}
+	return 0
 }

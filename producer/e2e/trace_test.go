@@ -108,3 +108,62 @@ func TestE2ETraceTransaction(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ETraceNeverFailsSends: with a trace topic that has no route (the
+// brokers create no topics), sync, async, oneway and batch sends still
+// succeed, Shutdown returns at once, and the lost records are counted.
+func TestE2ETraceNeverFailsSends(t *testing.T) {
+	if os.Getenv(envExternal) != "" {
+		t.Skip("needs brokers with autoCreateTopicEnable=false")
+	}
+	e := startE2EWith(t, 1, rmqtest.WithoutAutoCreateTopic())
+	topic := "TraceLess"
+	if err := rmqtest.CreateTopic(context.Background(), e.ns, topic, 2); err != nil {
+		t.Fatal(err)
+	}
+	p, err := producer.New(producer.WithGroup("pg_trace_lost"), producer.WithNameServers(e.ns), producer.WithTrace("NO_SUCH_TRACE_TOPIC"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	msg := func() *rocketmq.Message {
+		m, err := producer.NewMessage(topic, []byte("x"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ctx := context.Background()
+	if _, err := p.Send(ctx, msg()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Send(ctx, msg(), msg()); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	if err := p.SendAsync(ctx, func(_ *rocketmq.SendResult, err error) { done <- err }, msg()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SendOneway(ctx, msg()); err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := p.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("Shutdown took %v", el)
+	}
+	// Sync, batch and async sends each made one Pub record; a oneway send
+	// has no answer to record, as in Java.
+	if n := p.TraceDropped(); n != 3 {
+		t.Errorf("%d trace records dropped, want 3", n)
+	}
+}
