@@ -277,9 +277,7 @@ func (r *runState) runHandlers(req *consumeReq, ok []bool, now time.Time) {
 			hc = new(handlerCtx)
 		}
 		hc.init(q.ctx, now.Add(r.cfg.consumeTimeout))
-		tc := r.trace.before(msgs[i:j:j])
 		res, err := r.call(hc, s, msgs[i:j:j])
-		r.trace.after(tc, j-i, res, err)
 		hc = nil
 		if res == Success && err == nil {
 			for k := i; k < j; k++ {
@@ -296,6 +294,10 @@ func (r *runState) runHandlers(req *consumeReq, ok []bool, now time.Time) {
 // becomes RetryLater with the stack logged.
 func (r *runState) call(hc *handlerCtx, s *subscription, msgs []*rocketmq.MessageExt) (res Result, err error) {
 	defer hc.release()
+	// Registered before the recover below, so it runs after it and sees a
+	// panic's result.
+	tc := r.trace.before(msgs)
+	defer func() { r.trace.after(tc, len(msgs), res, err) }()
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("rocketmq: handler panicked, messages given back", "group", r.cfg.group, "topic", msgs[0].Topic,

@@ -75,6 +75,12 @@ type Config struct {
 	RegionID string // DefaultRegion
 	TraceOff bool   // TRACE_ON=false in send responses
 
+	// TraceTopicEnable is traceTopicEnable (false): the broker creates the
+	// message trace topic at start, one queue, as Java's TopicConfigManager.
+	TraceTopicEnable bool
+	// MsgTraceTopicName is msgTraceTopicName (RMQ_SYS_TRACE_TOPIC).
+	MsgTraceTopicName string
+
 	// ClientCallTimeout bounds the wait for a consumer's answer when the
 	// broker asks it on an admin's behalf (5 s; broker2client.go).
 	ClientCallTimeout time.Duration
@@ -107,12 +113,6 @@ type Config struct {
 	// properties (docs/PROTOCOL.md §9.16) instead of refused with
 	// SYSTEM_ERROR.
 	EnablePropertyFilter bool
-
-	// TraceTopicEnable is traceTopicEnable (false): the broker creates the
-	// message trace topic at start, one queue, as Java's TopicConfigManager.
-	TraceTopicEnable bool
-	// MsgTraceTopicName is msgTraceTopicName (RMQ_SYS_TRACE_TOPIC).
-	MsgTraceTopicName string
 
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
@@ -199,11 +199,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.TransactionMaxPending <= 0 {
 		c.TransactionMaxPending = 1_000_000
 	}
-	if c.MsgTraceTopicName == "" {
-		c.MsgTraceTopicName = rocketmq.TopicTrace
-	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"
+	}
+	if c.MsgTraceTopicName == "" {
+		c.MsgTraceTopicName = rocketmq.TopicTrace
 	}
 	if c.BrokerID < 0 {
 		return c, fmt.Errorf("rocketmq: broker: invalid BrokerID %d", c.BrokerID)
