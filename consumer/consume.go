@@ -302,6 +302,10 @@ func (r *runState) runHandlers(req *consumeReq, ok []bool, now time.Time) {
 // becomes RetryLater with the stack logged.
 func (r *runState) call(hc *handlerCtx, s *subscription, msgs []*rocketmq.MessageExt) (res Result, err error) {
 	defer hc.release()
+	// Registered before the recover below, so it runs after it and sees a
+	// panic's result.
+	tc := r.trace.before(msgs)
+	defer func() { r.trace.after(tc, len(msgs), res, err) }()
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("rocketmq: handler panicked, messages given back", "group", r.cfg.group, "topic", msgs[0].Topic,

@@ -47,6 +47,8 @@ type config struct {
 	lockMaxLive  time.Duration // client-side expiry, REBALANCE_LOCK_MAX_LIVE_TIME
 
 	lite liteConfig // the pull consumer's own settings
+
+	trace *traceConfig // WithTrace (push consumers); nil: off
 }
 
 func defaultConfig() config {

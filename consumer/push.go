@@ -258,8 +258,10 @@ func (c *PushConsumer) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("rocketmq: start consumer %s: %w", c.cfg.group, err)
 	}
+	c.startTrace(ctx, r) // before the workers, which read r.trace
 	if err := r.start(ctx); err != nil {
 		r.abort()
+		_ = r.trace.close(ctx)
 		return fmt.Errorf("rocketmq: start consumer %s: %w", c.cfg.group, err)
 	}
 	c.run = r
@@ -310,6 +312,10 @@ func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	c.lifeMu.Unlock()
 
 	err := r.shutdown(ctx)
+	// After the handlers: their records are queued.
+	if terr := r.trace.close(ctx); terr != nil && err == nil {
+		err = terr
+	}
 
 	c.lifeMu.Lock()
 	c.state = stateClosed

@@ -32,6 +32,7 @@ type runState struct {
 	started time.Time
 	// retryTopic is the group's retry topic on the wire.
 	retryTopic string
+	trace      *consumeTracer // WithTrace; nil: off
 
 	// pullCtx ends at Shutdown's start: pulls and the loops stop.
 	pullCtx    context.Context

@@ -41,6 +41,8 @@ type config struct {
 	checkGoroutines       int
 	checkQueue            int
 
+	trace *traceConfig // WithTrace; nil: off
+
 	api brokerAPI // tests only: replaces the mqclient adapter
 }
 

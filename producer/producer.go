@@ -48,6 +48,7 @@ type runState struct {
 	requests map[string]chan *rocketmq.MessageExt
 
 	checks *checkPool // transaction checks; nil for a plain producer
+	trace  *tracer    // WithTrace; nil: off
 
 	// Local transactions in progress (ExecuteLocal and its decision).
 	// They run on their callers' goroutines outside wg, so that one
@@ -131,7 +132,11 @@ func (p *Producer) Start(ctx context.Context) error {
 		r.checks = p.newCheckPool(r)
 		member = r.checks
 	}
+	p.startTrace(ctx, r) // before checks can arrive: they read r.trace
 	if err := api.start(ctx, p.cfg.wireGroup, member); err != nil {
+		if r.trace != nil {
+			_ = r.trace.close(ctx)
+		}
 		r.cancel()
 		_ = api.shutdown(ctx, p.cfg.wireGroup)
 		if r.checks != nil {
@@ -227,6 +232,12 @@ func (p *Producer) Shutdown(ctx context.Context) error {
 		// can still send; later ones are dropped and the broker asks again.
 		if cerr := r.checks.stop(ctx); cerr != nil && err == nil {
 			err = cerr
+		}
+	}
+	if r.trace != nil {
+		// After the sends and decisions: their records are queued.
+		if terr := r.trace.close(ctx); terr != nil && err == nil {
+			err = terr
 		}
 	}
 	r.api.setReplyHandler(nil)

@@ -135,6 +135,9 @@ func (p *Producer) afterAttempt(ctx context.Context, r *runState, st *sendState,
 	latency := time.Since(t.now)
 	if err == nil {
 		p.fault.update(t.mq.BrokerName, latency, false, true)
+		if r.trace != nil {
+			r.trace.pub(e, t, res)
+		}
 		if e.kind == KindOneway {
 			return true, nil, nil
 		}

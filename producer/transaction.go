@@ -154,6 +154,10 @@ func (t *TransactionProducer) SendInTransaction(ctx context.Context, msg *rocket
 	case rocketmq.SendFlushDiskTimeout, rocketmq.SendFlushSlaveTimeout, rocketmq.SendSlaveNotAvailable:
 		state = LocalRollback
 	}
+	if r.trace != nil {
+		addr, _ := r.api.brokerAddr(res.Queue.BrokerName)
+		r.trace.endTransaction(msg, res.MsgID, half.UniqKey(), addr, state.known(), false)
+	}
 	p.endTransaction(r, res, state, remark)
 	return &TransactionResult{SendResult: res, State: state, TransactionID: half.UniqKey()}, nil
 }
@@ -426,6 +430,7 @@ func (c *checkPool) answer(req checkRequest) {
 		TransactionID:        req.h.TransactionID,
 		BrokerName:           req.h.BrokerName,
 	}
+	c.r.trace.endTransaction(&req.msg.Message, msgID, req.msg.TransactionID(), req.addr, state, true)
 	cmd := remoting.NewRequest(remoting.EndTransaction, h.AppendExt(nil), nil)
 	cmd.Remark = remark
 	ctx, cancel := context.WithTimeout(c.ctx, checkTimeout)

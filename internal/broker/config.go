@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 )
 
@@ -73,6 +74,12 @@ type Config struct {
 
 	RegionID string // DefaultRegion
 	TraceOff bool   // TRACE_ON=false in send responses
+
+	// TraceTopicEnable is traceTopicEnable (false): the broker creates the
+	// message trace topic at start, one queue, as Java's TopicConfigManager.
+	TraceTopicEnable bool
+	// MsgTraceTopicName is msgTraceTopicName (RMQ_SYS_TRACE_TOPIC).
+	MsgTraceTopicName string
 
 	// ClientCallTimeout bounds the wait for a consumer's answer when the
 	// broker asks it on an admin's behalf (5 s; broker2client.go).
@@ -249,6 +256,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RegionID == "" {
 		c.RegionID = "DefaultRegion"
+	}
+	if c.MsgTraceTopicName == "" {
+		c.MsgTraceTopicName = rocketmq.TopicTrace
 	}
 	if c.BrokerID < 0 {
 		return c, fmt.Errorf("rocketmq: broker: invalid BrokerID %d", c.BrokerID)

@@ -210,6 +210,9 @@ func (m *topicManager) ensureSystemTopics() {
 	add(cfg.BrokerName, 1, rocketmq.PermRead|rocketmq.PermWrite|rocketmq.PermInherit)
 	add(rocketmq.TopicOffsetMovedEvent, 1, rocketmq.PermRead|rocketmq.PermWrite)
 	add(rocketmq.TopicSchedule, ScheduleQueueNums, rocketmq.PermRead|rocketmq.PermWrite)
+	if cfg.TraceTopicEnable {
+		add(cfg.MsgTraceTopicName, 1, rocketmq.PermRead|rocketmq.PermWrite)
+	}
 	add(cfg.ClusterName+"_"+rocketmq.ReplyTopicPostfix, 1, rocketmq.PermRead|rocketmq.PermWrite)
 	m.mu.Unlock()
 	m.persistLogged()
