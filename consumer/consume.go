@@ -342,16 +342,24 @@ func (r *runState) handleFailed(req *consumeReq, ok []bool) []bool {
 		if ok[i] {
 			continue
 		}
-		if !req.q.pq.holds(seqOf(req.seq, req.seqs, i), m) {
-			// The expiry sweep gave it back meanwhile.
+		seq := seqOf(req.seq, req.seqs, i)
+		held, swept := req.q.pq.claimFailed(seq, m)
+		if !held {
+			continue // the expiry sweep gave it back meanwhile
+		}
+		if swept {
+			// The sweep is sending it back now; it stays held until the
+			// sweep removes it, or retries it locally if that fails.
+			if keep == nil {
+				keep = make([]bool, len(req.msgs))
+			}
+			keep[i] = true
 			continue
 		}
 		if err := r.sendBack(r.handlerCtx, m, 0); err != nil {
 			r.log.Warn("rocketmq: message given back locally", "group", r.cfg.group, "topic", m.Topic, "msgId", m.MsgID, "err", err)
-			m.ReconsumeTimes++
-			// Its body aliases the whole pull response: a copy lets
-			// the rest of that response go while it waits.
-			m.Body = slices.Clone(m.Body)
+			req.q.pq.unclaim(seq, m)
+			prepareLocalRetry(m)
 			if keep == nil {
 				keep = make([]bool, len(req.msgs))
 			}
@@ -368,6 +376,15 @@ func (r *runState) handleFailed(req *consumeReq, ok []bool) []bool {
 		r.submitLater(lr)
 	}
 	return keep
+}
+
+// prepareLocalRetry readies a message that could not be given back for
+// its local retry.
+func prepareLocalRetry(m *rocketmq.MessageExt) {
+	m.ReconsumeTimes++
+	// Its body aliases the whole pull response: a copy lets the rest of
+	// that response go while it waits.
+	m.Body = slices.Clone(m.Body)
 }
 
 // submitLater runs req again after localRetryDelay, unless the consumer
@@ -519,6 +536,11 @@ func (r *runState) cleanExpired() {
 			err := r.sendBack(r.pullCtx, e.msg, expiredDelayLevel)
 			if err != nil {
 				r.log.Warn("rocketmq: expired message not given back", "group", r.cfg.group, "queue", queueLog(q.mq), "msgId", e.msg.MsgID, "err", err)
+				if q.pq.unclaim(e.seq, e.msg) {
+					// Its handler failed meanwhile and left it to us.
+					prepareLocalRetry(e.msg)
+					r.submitLater(&consumeReq{q: q, msgs: []*rocketmq.MessageExt{e.msg}, seqs: []uint64{e.seq}})
+				}
 				continue
 			}
 			r.log.Info("rocketmq: expired message given back", "group", r.cfg.group, "queue", queueLog(q.mq), "msgId", e.msg.MsgID, "offset", e.msg.QueueOffset)

@@ -42,7 +42,18 @@ type pqEntry struct {
 	start int64 // unix ms the handler started, 0 before
 	pull  *pullCharge
 	done  bool
+	// giveBack says who is giving the message back to the broker, so
+	// the expiry sweep and a failed handler never both send it back.
+	giveBack uint8
 }
+
+// pqEntry.giveBack values.
+const (
+	giveBackNone          uint8 = iota
+	giveBackSweep               // the expiry sweep is sending it back
+	giveBackSweepFailed         // ... and its handler failed meanwhile
+	giveBackHandlerFailed       // the failed handler's path is sending it back
+)
 
 // pullCharge is the memory one pull's messages hold together: their
 // bodies alias the pull's response, so the whole response stays alive as
@@ -264,17 +275,48 @@ func (pq *processQueue) expired(cutoff int64, max int) []expiredRef {
 			// later or not at all.
 			break
 		}
+		if e.giveBack != giveBackNone {
+			continue
+		}
+		e.giveBack = giveBackSweep
 		out = append(out, expiredRef{seq: pq.base + uint64(i-pq.head), msg: e.msg})
 	}
 	return out
 }
 
-// holds reports whether the message at seq is still held.
-func (pq *processQueue) holds(seq uint64, m *rocketmq.MessageExt) bool {
+// claimFailed is called by a failed handler's path for the message at
+// seq: held is false when it is no longer held; swept is true when the
+// expiry sweep is already sending it back (the sweep then also owns its
+// local retry should that fail). Otherwise the caller now owns giving it
+// back and must call unclaim if it keeps the message for a local retry.
+func (pq *processQueue) claimFailed(seq uint64, m *rocketmq.MessageExt) (held, swept bool) {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
 	e := pq.entryLocked(seq)
-	return e != nil && !e.done && e.msg.QueueOffset == m.QueueOffset
+	if e == nil || e.done || e.msg.QueueOffset != m.QueueOffset {
+		return false, false
+	}
+	switch e.giveBack {
+	case giveBackSweep, giveBackSweepFailed:
+		e.giveBack = giveBackSweepFailed
+		return true, true
+	}
+	e.giveBack = giveBackHandlerFailed
+	return true, false
+}
+
+// unclaim ends a give-back that failed and reports whether the message is
+// still held and its handler failed while the sweep had it.
+func (pq *processQueue) unclaim(seq uint64, m *rocketmq.MessageExt) (handlerFailed bool) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	e := pq.entryLocked(seq)
+	if e == nil || e.done || e.msg.QueueOffset != m.QueueOffset {
+		return false
+	}
+	handlerFailed = e.giveBack == giveBackSweepFailed
+	e.giveBack = giveBackNone
+	return handlerFailed
 }
 
 // removeOne takes one message out (an expired one sent back) and returns

@@ -98,8 +98,12 @@ func TestProcessQueueKeepAndSeqs(t *testing.T) {
 	if exp := pq.expired(5000, 16); len(exp) != 0 {
 		t.Fatalf("messages waiting for a local retry expired: %v", exp)
 	}
-	if !pq.holds(seq+1, msgs[1]) || pq.holds(seq, msgs[0]) {
-		t.Fatal("holds disagrees with the removals")
+	if held, _ := pq.claimFailed(seq+1, msgs[1]); !held {
+		t.Fatal("a kept message is not held")
+	}
+	pq.unclaim(seq+1, msgs[1])
+	if held, _ := pq.claimFailed(seq, msgs[0]); held {
+		t.Fatal("a removed message is held")
 	}
 	// The retry batch carries its own seqs.
 	got = pq.remove(0, []uint64{seq + 1, seq + 3}, []*rocketmq.MessageExt{msgs[1], msgs[3]}, nil, 0)
@@ -328,4 +332,51 @@ func TestProcessQueueOrderlyTake(t *testing.T) {
 	if n := inflight.Load(); n != 3 {
 		t.Fatalf("inflight %d, want 3 (one per batch taken)", n)
 	}
+}
+
+// The expiry sweep and a failed handler never both give a message back.
+func TestProcessQueueGiveBackOnce(t *testing.T) {
+	t.Run("sweep first", func(t *testing.T) {
+		pq := newProcessQueue()
+		msgs := pqMsgs(0)
+		seq, _ := pq.add(msgs, pullChargeOf(msgs, 0))
+		var inflight atomic.Int32
+		pq.begin(seq, nil, 1, 1000, &inflight)
+		if exp := pq.expired(5000, 16); len(exp) != 1 {
+			t.Fatalf("%d expired, want 1", len(exp))
+		}
+		if exp := pq.expired(5000, 16); len(exp) != 0 {
+			t.Fatal("a message the sweep is giving back expired again")
+		}
+		held, swept := pq.claimFailed(seq, msgs[0])
+		if !held || !swept {
+			t.Fatalf("handler failure during the sweep: held %v, swept %v; want both", held, swept)
+		}
+		// The sweep's send-back failed: it owns the local retry.
+		if !pq.unclaim(seq, msgs[0]) {
+			t.Fatal("unclaim does not report the handler's failure")
+		}
+		if held, swept := pq.claimFailed(seq, msgs[0]); !held || swept {
+			t.Fatalf("after unclaim: held %v, swept %v; want held only", held, swept)
+		}
+	})
+	t.Run("handler first", func(t *testing.T) {
+		pq := newProcessQueue()
+		msgs := pqMsgs(0)
+		seq, _ := pq.add(msgs, pullChargeOf(msgs, 0))
+		var inflight atomic.Int32
+		pq.begin(seq, nil, 1, 1000, &inflight)
+		if held, swept := pq.claimFailed(seq, msgs[0]); !held || swept {
+			t.Fatalf("held %v, swept %v; want held only", held, swept)
+		}
+		if exp := pq.expired(5000, 16); len(exp) != 0 {
+			t.Fatal("the sweep took a message its failed handler is giving back")
+		}
+		if pq.unclaim(seq, msgs[0]) {
+			t.Fatal("unclaim reports a handler failure the sweep never saw")
+		}
+		if exp := pq.expired(5000, 16); len(exp) != 1 {
+			t.Fatal("an unclaimed running message does not expire")
+		}
+	})
 }
