@@ -11,6 +11,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/admin"
 	"github.com/go-rocketmq/rocketmq/consumer"
 	"github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/remoting"
 	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
@@ -130,6 +131,11 @@ func TestRetentionMovesConsumers(t *testing.T) {
 		for mq, want := range wantMin {
 			if got := stats[mq].MinOffset; got != want {
 				t.Fatalf("%s: topic stats min offset of %v = %d, want %d", when, mq, got, want)
+			}
+			resp := e.adminCall(t, remoting.GetMinOffset, &remoting.GetMinOffsetRequestHeader{Topic: topic, QueueID: int32(mq.QueueID)})
+			var h remoting.OffsetResponseHeader
+			if err := h.FromExt(resp.Ext); err != nil || h.Offset != want {
+				t.Fatalf("%s: GET_MIN_OFFSET of %v = %d, %v; want %d", when, mq, h.Offset, err, want)
 			}
 		}
 	}

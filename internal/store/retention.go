@@ -170,9 +170,8 @@ func (s *Store) deleteExpiredSegments(now time.Time, atOnce bool) int {
 			return deleted
 		}
 		segs := *s.segs.Load()
-		// Never the file being written, nor one the flusher has not
-		// finished with (syncCommitLog only visits files past flushed).
-		if len(segs) < 2 || segs[0].end() > s.flushed.Load() {
+		// Never the file being written. The flusher pins what it syncs.
+		if len(segs) < 2 {
 			s.mu.Unlock()
 			return deleted
 		}
@@ -242,7 +241,9 @@ func (s *Store) destroyRetired(now time.Time) int {
 }
 
 func (s *Store) destroySegment(seg *mappedFile) {
-	seg.cache = nil
+	if seg.data != nil {
+		dropPages(seg.data)
+	}
 	if err := seg.close(); err != nil {
 		s.log.Warn("store: close deleted commit-log file", "file", seg.path, "err", err)
 	}
