@@ -247,8 +247,23 @@ func (s *Store) destroySegment(seg *mappedFile) {
 	if err := seg.close(); err != nil {
 		s.log.Warn("store: close deleted commit-log file", "file", seg.path, "err", err)
 	}
+	shrink(seg.path, seg.size)
 	if err := os.Remove(seg.path); err != nil && !os.IsNotExist(err) {
 		s.log.Error("store: delete commit-log file", "file", seg.path, "err", err)
+	}
+}
+
+// shrink truncates a file about to be unlinked 1 MiB at a time. Unlinking
+// a large written file frees all its blocks in one journal transaction
+// (15-130 ms for 16 MiB on ext4 here), and appends that allocate blocks in
+// the current segment wait for it; small steps keep every transaction
+// short (BenchmarkSendDuringRetention).
+func shrink(path string, size int64) {
+	const step = 1 << 20
+	for size -= step; size >= 0; size -= step {
+		if os.Truncate(path, size) != nil {
+			return
+		}
 	}
 }
 
@@ -283,6 +298,7 @@ func (s *Store) cleanQueues(clMin int64) int {
 	s.mu.Unlock()
 	for _, f := range drop {
 		f.close()
+		shrink(f.path, f.size)
 		if err := os.Remove(f.path); err != nil && !os.IsNotExist(err) {
 			s.log.Error("store: delete consume-queue file", "file", f.path, "err", err)
 		}
@@ -341,6 +357,7 @@ func (s *Store) cleanIndex(clMin int64) int {
 	// checkpoint still syncing one ignores the failure of a closed file.
 	for _, f := range drop {
 		f.m.close()
+		shrink(f.m.path, f.m.size)
 		if err := os.Remove(f.m.path); err != nil && !os.IsNotExist(err) {
 			s.log.Error("store: delete index file", "file", f.m.path, "err", err)
 		}
