@@ -108,7 +108,7 @@ func New(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 	}
-	st, err := store.Open(store.Config{
+	scfg := store.Config{
 		Dir:                        cfg.StoreDir,
 		CommitLogSegmentSize:       cfg.CommitLogSegmentSize,
 		ConsumeQueueEntriesPerFile: cfg.ConsumeQueueEntries,
@@ -121,7 +121,9 @@ func New(cfg Config) (*Broker, error) {
 		Logger:                     b.log,
 		OnDispatch:                 b.pulls.notify,
 		TagsCode:                   b.recoveredTagsCode,
-	})
+	}
+	cfg.applyRetention(&scfg)
+	st, err := store.Open(scfg)
 	if err != nil {
 		return nil, fmt.Errorf("rocketmq: broker %s: open store: %w", cfg.BrokerName, err)
 	}

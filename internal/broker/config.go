@@ -36,6 +36,20 @@ type Config struct {
 	IndexEntries         int           // store default
 	MaxMessageSize       int           // 4 MiB
 
+	// Retention of commit-log, consume-queue and index files (Java
+	// MessageStoreConfig names and defaults; docs/DESIGN.md "Retention").
+	FileReservedTime                  time.Duration // fileReservedTime: 72 h
+	DeleteWhen                        string        // deleteWhen: "04"; several hours as "01;04"
+	DiskMaxUsedSpaceRatio             int           // diskMaxUsedSpaceRatio: 75 (percent)
+	DiskSpaceCleanForciblyRatio       int           // diskSpaceCleanForciblyRatio: 85 (percent)
+	DeleteCommitLogFilesInterval      time.Duration // deleteCommitLogFilesInterval: 100 ms; negative: none
+	DestroyMappedFileIntervalForcibly time.Duration // destroyMapedFileIntervalForcibly: 120 s
+	CleanResourceInterval             time.Duration // cleanResourceInterval: 10 s; negative: no pass
+	// RetentionClock and RetentionDiskUsage replace the store's clock and
+	// disk reading (tests); nil keeps time.Now and statfs.
+	RetentionClock     func() time.Time
+	RetentionDiskUsage store.DiskUsageFunc
+
 	// DisableAutoCreateTopic turns autoCreateTopicEnable off.
 	DisableAutoCreateTopic bool
 	// DisableAutoCreateGroup turns autoCreateSubscriptionGroup off.
@@ -259,6 +273,27 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MsgTraceTopicName == "" {
 		c.MsgTraceTopicName = rocketmq.TopicTrace
+	}
+	if c.FileReservedTime <= 0 {
+		c.FileReservedTime = 72 * time.Hour
+	}
+	if c.DeleteWhen == "" {
+		c.DeleteWhen = "04"
+	}
+	if c.DiskMaxUsedSpaceRatio <= 0 {
+		c.DiskMaxUsedSpaceRatio = 75
+	}
+	if c.DiskSpaceCleanForciblyRatio <= 0 {
+		c.DiskSpaceCleanForciblyRatio = 85
+	}
+	if c.DeleteCommitLogFilesInterval == 0 {
+		c.DeleteCommitLogFilesInterval = 100 * time.Millisecond
+	}
+	if c.DestroyMappedFileIntervalForcibly <= 0 {
+		c.DestroyMappedFileIntervalForcibly = 120 * time.Second
+	}
+	if c.CleanResourceInterval == 0 {
+		c.CleanResourceInterval = 10 * time.Second
 	}
 	if c.BrokerID < 0 {
 		return c, fmt.Errorf("rocketmq: broker: invalid BrokerID %d", c.BrokerID)

@@ -82,6 +82,29 @@ type Config struct {
 	// Default: Java hashCode of the TAGS property, 0 without tags. The
 	// broker overrides it for SCHEDULE_TOPIC_XXXX (delivery time).
 	TagsCode func(topic string, properties []byte, storeTimestamp int64) int64
+
+	// Retention (Java MessageStoreConfig; docs/DESIGN.md "Retention").
+	// FileReservedTime keeps commit-log files whose last message is
+	// younger. Default 72 h (fileReservedTime).
+	FileReservedTime time.Duration
+	// DeleteWhen lists the hours of the day (Clock's zone) at which expired
+	// files are deleted, as "04" or "01;04". Default "04".
+	DeleteWhen string
+	// DiskMaxUsedSpaceRatio (percent): above it expired files are deleted
+	// at any hour. Default 75.
+	DiskMaxUsedSpaceRatio int
+	// DiskSpaceCleanForciblyRatio (percent): above it the oldest files are
+	// deleted whatever their age. Default 85.
+	DiskSpaceCleanForciblyRatio int
+	// DeleteCommitLogFilesInterval separates two deletions of one pass.
+	// Default 100 ms; negative: no pause.
+	DeleteCommitLogFilesInterval time.Duration
+	// DestroyMappedFileIntervalForcibly bounds how long a reader can keep a
+	// deleted commit-log file mapped. Default 120 s.
+	DestroyMappedFileIntervalForcibly time.Duration
+	// CleanResourceInterval is the period of the background retention
+	// pass; 0 runs none (Clean can still be called). Java's is 10 s.
+	CleanResourceInterval time.Duration
 }
 
 func (c Config) normalize() (Config, error) {
@@ -100,6 +123,16 @@ func (c Config) normalize() (Config, error) {
 	setDefault(&c.MaxTransferCount, 32)
 	setDefault(&c.MaxQueryNum, 64)
 	setDefault(&c.MaxOpenQueueFiles, 1024)
+	setDefault(&c.FileReservedTime, 72*time.Hour)
+	if c.DeleteWhen == "" {
+		c.DeleteWhen = "04"
+	}
+	setDefault(&c.DiskMaxUsedSpaceRatio, 75)
+	setDefault(&c.DiskSpaceCleanForciblyRatio, 85)
+	if c.DeleteCommitLogFilesInterval == 0 {
+		c.DeleteCommitLogFilesInterval = 100 * time.Millisecond
+	}
+	setDefault(&c.DestroyMappedFileIntervalForcibly, 120*time.Second)
 	if c.PrefaultBytes == 0 {
 		c.PrefaultBytes = 1 << 20
 	}

@@ -95,8 +95,10 @@ func (s *Store) syncCommitLog(target int64) error {
 	if target <= from {
 		return nil
 	}
+	var hold segHold // retention may be deleting an old segment
+	defer hold.release()
 	for _, seg := range *s.segs.Load() {
-		if seg.end() > from && seg.start < target {
+		if seg.end() > from && seg.start < target && hold.hold(seg) {
 			if err := seg.sync(); err != nil {
 				return err
 			}

@@ -147,6 +147,7 @@ type indexService struct {
 	clock   func() time.Time
 	log     *slog.Logger
 	files   []*indexFile
+	removed int // head files dropped by retention, for queries resuming a walk
 }
 
 func (x *indexService) fileSize() int64 {

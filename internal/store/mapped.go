@@ -29,6 +29,12 @@ type mappedFile struct {
 	cache *fileCache
 	refs  atomic.Int32 // -1: not mapped; else the pins
 	used  atomic.Bool  // used since the clock hand passed
+
+	// Commit-log segments: readers pin them through refs too (segHold);
+	// retention unmaps a retired segment once refs drops to 0.
+	lastTs  int64           // store time of the last record, 0 if unknown; under Store.mu
+	retired atomic.Bool     // left the segment list; destroyed when released
+	kick    chan<- struct{} // wakes retention when the last reader leaves; set before retired
 }
 
 // Options of openMapped.

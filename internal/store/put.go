@@ -491,6 +491,9 @@ func (s *Store) newSegment(after int64) (*mappedFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: create commit-log segment: %v", ErrIO, err)
 	}
+	if len(segs) > 0 {
+		segs[len(segs)-1].lastTs = s.lastStoreTs
+	}
 	grown := append(append(make([]*mappedFile, 0, len(segs)+1), segs...), m)
 	s.segs.Store(&grown)
 	return m, nil

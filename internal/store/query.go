@@ -40,6 +40,7 @@ func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) (res
 	var seen, cand []int64
 	fi := -2         // index file being walked; -2 before the first round, -1 when done
 	from := int32(0) // entry to resume at in file fi
+	removed := 0     // idx.removed when fi was set
 	for res.Messages < maxNum && fi != -1 {
 		need := maxNum - res.Messages
 		cand = cand[:0]
@@ -55,6 +56,14 @@ func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) (res
 		}
 		s.idx.mu.RLock()
 		files := s.idx.files
+		if fi >= 0 {
+			// Retention dropped head files since the last round.
+			fi -= s.idx.removed - removed
+			if fi < 0 {
+				fi, from = -1, 0
+			}
+		}
+		removed = s.idx.removed
 		if fi == -2 {
 			fi = len(files) - 1
 			if fi >= 0 {
@@ -76,12 +85,14 @@ func (s *Store) QueryByKey(topic, key string, maxNum int, begin, end int64) (res
 			fi--
 		}
 		s.idx.mu.RUnlock()
+		var hold segHold
 		for _, phys := range cand {
-			if rec := s.recordAtPhys(phys); rec != nil && recordHasKey(rec, topic, key) {
+			if rec := s.recordAtPhys(&hold, phys); rec != nil && recordHasKey(rec, topic, key) {
 				res.Data = append(res.Data, rec...)
 				res.Messages++
 			}
 		}
+		hold.release()
 		if len(cand) == 0 {
 			break
 		}

@@ -131,10 +131,12 @@ func (s *Store) GetMessages(dst []byte, req *GetRequest) (res GetResult, err err
 	count, size := 0, 0
 	n := off
 	var pinned *mappedFile // the file of entry n, mapped while in use
+	var hold segHold       // the commit-log segment last read
 	defer func() {
 		if pinned != nil {
 			pinned.unpin()
 		}
+		hold.release()
 	}()
 	for ; n < scanEnd; n++ {
 		f := q.fileFor(n)
@@ -153,6 +155,11 @@ func (s *Store) GetMessages(dst []byte, req *GetRequest) (res GetResult, err err
 			}
 			if err := f.pin(); err != nil {
 				if n == off {
+					if nm := q.min.Load(); f.closed.Load() && off < nm {
+						// Retention removed the file meanwhile.
+						res.Status, res.NextBeginOffset, res.MinOffset = GetOffsetTooSmall, nm, nm
+						return res, nil
+					}
 					return res, err
 				}
 				break
@@ -169,7 +176,7 @@ func (s *Store) GetMessages(dst []byte, req *GetRequest) (res GetResult, err err
 			}
 			continue
 		}
-		rec := s.queueRecord(q, n, e)
+		rec := s.queueRecord(&hold, q, n, e)
 		if rec == nil {
 			if count == 0 {
 				status = GetMessageWasRemoving
@@ -192,8 +199,9 @@ func (s *Store) GetMessages(dst []byte, req *GetRequest) (res GetResult, err err
 }
 
 // recordAt returns the mapped bytes [phys, phys+size) if they lie inside the
-// written commit log, else nil. Caller holds life.
-func (s *Store) recordAt(phys int64, size int32) []byte {
+// written commit log, else nil. Caller holds life; the bytes stay valid
+// until h is released or moved to another segment.
+func (s *Store) recordAt(h *segHold, phys int64, size int32) []byte {
 	end := s.end.Load() // before segs: a new end implies its segment is listed
 	segs := *s.segs.Load()
 	if len(segs) == 0 || size < message.RecordMinSize || phys < segs[0].start || phys+int64(size) > end {
@@ -204,6 +212,9 @@ func (s *Store) recordAt(phys int64, size int32) []byte {
 		return nil
 	}
 	seg := segs[i]
+	if !h.hold(seg) {
+		return nil
+	}
 	p := phys - seg.start
 	if p+int64(size) > int64(len(seg.data)) {
 		return nil
@@ -214,11 +225,11 @@ func (s *Store) recordAt(phys int64, size int32) []byte {
 // queueRecord returns the record entry n of q points to, after checking that
 // the record agrees with the entry (a damaged queue never leaks a wrong
 // message), or nil.
-func (s *Store) queueRecord(q *consumeQueue, n int64, e cqEntry) []byte {
+func (s *Store) queueRecord(h *segHold, q *consumeQueue, n int64, e cqEntry) []byte {
 	if e.filler() {
 		return nil
 	}
-	rec := s.recordAt(e.phys, e.size)
+	rec := s.recordAt(h, e.phys, e.size)
 	if rec == nil {
 		return nil
 	}
@@ -240,7 +251,9 @@ func (s *Store) storeTimestampOf(q *consumeQueue, n int64) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	rec := s.queueRecord(q, n, e)
+	var h segHold
+	defer h.release()
+	rec := s.queueRecord(&h, q, n, e)
 	if rec == nil {
 		return 0, false
 	}
@@ -413,15 +426,18 @@ func (s *Store) AppendMessageAt(dst []byte, phys int64) (b []byte, err error) {
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer faultGuard(&err)
-	rec := s.recordAtPhys(phys)
+	var h segHold
+	defer h.release()
+	rec := s.recordAtPhys(&h, phys)
 	if rec == nil {
 		return dst, fmt.Errorf("%w: commit-log offset %d", ErrNotFound, phys)
 	}
 	return append(dst, rec...), nil
 }
 
-// recordAtPhys returns the validated record starting at phys, or nil.
-func (s *Store) recordAtPhys(phys int64) []byte {
+// recordAtPhys returns the validated record starting at phys, or nil; it
+// stays valid until h is released or moved.
+func (s *Store) recordAtPhys(hold *segHold, phys int64) []byte {
 	end := s.end.Load()
 	segs := *s.segs.Load()
 	if len(segs) == 0 || phys < segs[0].start || phys+message.RecordMinSize > end {
@@ -432,6 +448,9 @@ func (s *Store) recordAtPhys(phys int64) []byte {
 		return nil
 	}
 	seg := segs[i]
+	if !hold.hold(seg) {
+		return nil
+	}
 	p := phys - seg.start
 	limit := min(seg.end(), end) - seg.start
 	h, err := parseRecord(seg.data[p:limit], false)

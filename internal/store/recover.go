@@ -158,6 +158,9 @@ func (s *Store) recover(abnormal, needDeep bool, ckpt checkpoint) error {
 			continue
 		}
 		s.truncateCommitLog(r.end)
+		// Retention may have deleted head segments: entries below the
+		// commit log's minimum are not damage.
+		s.correctMinOffsetsLocked(s.CommitLogMinOffset())
 		if s.checkQueues(r.end) && from > 0 {
 			s.log.Warn("store: consume queues disagree with the commit log, rebuilding from the whole commit log")
 			from, crc = 0, true
@@ -244,6 +247,7 @@ func (s *Store) scan(from int, checkCRC bool) (r scanResult, err error) {
 			}
 			r.gap = r.gap || gap
 			r.lastTs = h.StoreTimestamp
+			seg.lastTs = h.StoreTimestamp
 			pos += int(h.Size)
 			r.end = seg.start + int64(pos)
 		}
@@ -388,7 +392,9 @@ func (s *Store) checkQueues(end int64) (damaged bool) {
 
 // recordMatchesQueue is queueRecord plus a topic check, for recovery.
 func (s *Store) recordMatchesQueue(q *consumeQueue, n int64, e cqEntry) bool {
-	rec := s.queueRecord(q, n, e)
+	var hold segHold
+	defer hold.release()
+	rec := s.queueRecord(&hold, q, n, e)
 	if rec == nil {
 		return false
 	}

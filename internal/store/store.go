@@ -72,6 +72,13 @@ type Store struct {
 
 	syncs       atomic.Int64
 	checkpoints atomic.Int64
+
+	// Retention (retention.go).
+	cleanMu     sync.Mutex    // one pass at a time; then mu
+	retired     []retiredSeg  // under cleanMu: segments out of the list, still pinned
+	cleanedMin  int64         // under cleanMu: commit-log minimum queues were cleaned to
+	deleteHours []int         // DeleteWhen parsed
+	releaseKick chan struct{} // the last reader of a retired segment left
 }
 
 func (s *Store) dirPath(parts ...string) string {
@@ -95,6 +102,11 @@ func Open(cfg Config) (*Store, error) {
 		prefaultKick: make(chan struct{}, 1),
 		gen:          make(chan struct{}),
 		done:         make(chan struct{}),
+		releaseKick:  make(chan struct{}, 1),
+	}
+	s.deleteHours, err = parseDeleteWhen(cfg.DeleteWhen)
+	if err != nil {
+		return nil, err
 	}
 	s.segs.Store(new([]*mappedFile))
 	s.idx = indexService{
@@ -111,6 +123,10 @@ func Open(cfg Config) (*Store, error) {
 	s.wg.Add(2)
 	go s.flushLoop()
 	go s.checkpointLoop()
+	if cfg.CleanResourceInterval > 0 {
+		s.wg.Add(1)
+		go s.retentionLoop()
+	}
 	if s.prefaults() {
 		s.wg.Add(1)
 		go s.prefaultLoop()
@@ -217,6 +233,8 @@ func (s *Store) shutdown(clean bool) error {
 	s.mu.Unlock()
 	close(s.done)
 	s.wg.Wait()
+	s.cleanMu.Lock() // a Clean of another goroutine ends at its next step
+	defer s.cleanMu.Unlock()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -226,6 +244,7 @@ func (s *Store) shutdown(clean bool) error {
 	}
 	s.life.Lock()
 	s.release()
+	s.releaseRetired()
 	s.life.Unlock()
 	if clean && err == nil {
 		if rerr := os.Remove(s.dirPath("abort")); rerr != nil && !os.IsNotExist(rerr) {
