@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -289,8 +288,8 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 	if s.closed.Load() {
 		return res, ErrClosed
 	}
-	if s.failed != nil {
-		return res, s.failed
+	if err := s.writableLocked(); err != nil {
+		return res, err
 	}
 	total := int64(len(buf))
 	if total+message.BlankMinSize > s.cfg.CommitLogSegmentSize {
@@ -332,6 +331,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 		}
 		defer q.unpinRange(from, qo+n-1)
 	}
+	s.guard.at = failedWrite{n: total, create: true}
 	seg, err := s.segmentForAppend(total)
 	if err != nil {
 		return res, err
@@ -356,24 +356,12 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 	}
 	// The size field goes last: a process killed mid-copy leaves a record
 	// that recovery sees as the end of the log.
-	pos := phys - seg.start
-	if s.cfg.FlushMode == FlushSync && pwriteSeenByMapping {
-		// With pwrite, not through the mapping: the group commit's
-		// fdatasync then takes about a fifth of the time, and a sync-flush
-		// send waits for it (BenchmarkSyncAfterWrite32KiB; pages faulted
-		// into the mapping beforehand made the broker slower again, so
-		// nothing is prefaulted). Readers still see the bytes through the
-		// mapping.
-		if err = seg.writeAt(buf[4:], pos+4); err == nil {
-			err = seg.writeAt(buf[:4], pos)
-		}
-		if err != nil {
-			return res, err
-		}
-	} else {
-		copy(seg.data[pos+4:], buf[4:])
-		copy(seg.data[pos:pos+4], buf[:4])
+	if err = s.writeRecord(seg, phys-seg.start, buf); err != nil {
+		return res, err
 	}
+	// Written: a fault from here on (queue or index files) leaves a whole
+	// record behind, not a torn one.
+	s.guard.at = failedWrite{}
 	s.end.Store(phys + total)
 	s.lastStoreTs = storeTs
 	if s.prefaults() {
@@ -408,15 +396,6 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 		MsgCount:       len(metas),
 	}
 	return res, nil
-}
-
-// noteWriteFailure stops appends after an I/O failure that may have left a
-// partial write behind. Caller holds mu.
-func (s *Store) noteWriteFailure(err *error) {
-	if *err != nil && (errors.Is(*err, errFault) || errors.Is(*err, errWrite)) && s.failed == nil {
-		s.failed = *err
-		s.log.Error("store: write failed, appends disabled", "err", *err)
-	}
 }
 
 // indexRecordLocked adds the index entries of one message. Index trouble is
@@ -455,15 +434,22 @@ func (s *Store) indexKeyLocked(hash int32, phys, storeTs int64) {
 func (s *Store) segmentForAppend(total int64) (*mappedFile, error) {
 	segs := *s.segs.Load()
 	end := s.end.Load()
+	var next *mappedFile
 	if len(segs) > 0 {
 		seg := segs[len(segs)-1]
-		if end < seg.end() && end+total+message.BlankMinSize <= seg.end() {
+		if end >= seg.start && end < seg.end() && end+total+message.BlankMinSize <= seg.end() {
 			return seg, nil
 		}
+		if end < seg.start {
+			// Created before a fault cut the roll short: finish it.
+			next, segs = seg, segs[:len(segs)-1]
+		}
 	}
-	next, err := s.newSegment(end)
-	if err != nil {
-		return nil, err
+	if next == nil {
+		var err error
+		if next, err = s.newSegment(end); err != nil {
+			return nil, err
+		}
 	}
 	if len(segs) > 0 {
 		seg := segs[len(segs)-1]
@@ -487,9 +473,15 @@ func (s *Store) newSegment(after int64) (*mappedFile, error) {
 	if s.cfg.Preallocate {
 		opts |= mapPreallocate
 	}
-	m, err := openMapped(s.dirPath("commitlog", offsetName(start)), start, s.cfg.CommitLogSegmentSize, opts)
+	path := s.dirPath("commitlog", offsetName(start))
+	if h := s.cfg.WriteFault; h != nil {
+		if _, err := h(path, 0, int(s.cfg.CommitLogSegmentSize)); err != nil {
+			return nil, fmt.Errorf("%w: %w: commit-log segment %s: %v", ErrIO, errCreate, path, err)
+		}
+	}
+	m, err := openMapped(path, start, s.cfg.CommitLogSegmentSize, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: create commit-log segment: %v", ErrIO, err)
+		return nil, fmt.Errorf("%w: %w: commit-log segment %s: %v", ErrIO, errCreate, path, err)
 	}
 	grown := append(append(make([]*mappedFile, 0, len(segs)+1), segs...), m)
 	s.segs.Store(&grown)
