@@ -119,6 +119,11 @@ func New(cfg Config) (*Broker, error) {
 		Logger:                     b.log,
 		OnDispatch:                 b.pulls.notify,
 		TagsCode:                   b.recoveredTagsCode,
+		DiskSpaceWarningLevelRatio: cfg.DiskSpaceWarningLevelRatio,
+		DiskCheckInterval:          cfg.DiskCheckInterval,
+		WriteRetryInterval:         cfg.StoreWriteRetryInterval,
+		DiskUsage:                  cfg.DiskUsage,
+		WriteFault:                 cfg.StoreWriteFault,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("rocketmq: broker %s: open store: %w", cfg.BrokerName, err)

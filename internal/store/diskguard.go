@@ -78,6 +78,16 @@ func (s *Store) WriteStatus() WriteStatus {
 	return st
 }
 
+// DiskRatio reads the used fraction (0 to 1) of the disk holding the
+// commit log now, -1 when unknown (Java
+// UtilAll.getDiskPartitionSpaceUsedPercent).
+func (s *Store) DiskRatio() float64 {
+	if r, ok := usedRatio(s.cfg.DiskUsage, s.dirPath("commitlog")); ok {
+		return r
+	}
+	return -1
+}
+
 // DiskSpaceWarningLevelRatio is the configured percentage above which
 // appends are refused.
 func (s *Store) DiskSpaceWarningLevelRatio() int { return s.cfg.DiskSpaceWarningLevelRatio }
