@@ -162,7 +162,9 @@ func (s *Store) noteWriteFailure(err *error) {
 	if at.seg != nil {
 		_ = s.clearRange(at.seg, at.pos, 4)
 	}
-	s.guard.fail = &at
+	f := new(failedWrite) // not &at: that would allocate on every append
+	*f = at
+	s.guard.fail = f
 	msg := (*err).Error()
 	s.guard.failMsg.Store(&msg)
 	s.log.Error("store: write failed, appends refused until a retry succeeds", "err", *err)

@@ -114,13 +114,13 @@ func TestDiskFullAtOpen(t *testing.T) {
 // A failed commit-log write, whatever part of the record it wrote, is not
 // acknowledged, makes the store refuse appends until a retried write
 // succeeds, and leaves nothing that recovery keeps: neither after the
-// retry nor after a crash before it.
+// retry nor after a crash or a Close before it.
 func TestWriteFailureNeverLeavesATornRecord(t *testing.T) {
 	for _, mode := range []FlushMode{FlushAsync, FlushSync} {
 		for _, partial := range []int{0, 40, 1 << 20} {
-			for _, crash := range []bool{false, true} {
+			for _, stop := range []string{"retry", "crash", "close"} {
 				name := map[FlushMode]string{FlushAsync: "async", FlushSync: "sync"}[mode]
-				t.Run(strings.Join([]string{name, map[int]string{0: "nothing", 40: "header", 1 << 20: "body"}[partial], map[bool]string{false: "retry", true: "crash"}[crash]}, "/"), func(t *testing.T) {
+				t.Run(strings.Join([]string{name, map[int]string{0: "nothing", 40: "header", 1 << 20: "body"}[partial], stop}, "/"), func(t *testing.T) {
 					d := &diskDouble{partial: partial, only: "commitlog"}
 					cfg := guardConfig(t, d)
 					cfg.FlushMode = mode
@@ -151,8 +151,12 @@ func TestWriteFailureNeverLeavesATornRecord(t *testing.T) {
 						t.Fatalf("failed puts moved the log end from %d to %d", end, got)
 					}
 					checkAll(t, s, all)
-					if crash {
-						if err := s.Crash(); err != nil {
+					if stop != "retry" {
+						halt := s.Crash
+						if stop == "close" {
+							halt = s.Close
+						}
+						if err := halt(); err != nil {
 							t.Fatal(err)
 						}
 						d.set(false)
