@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -228,6 +230,46 @@ func TestSegmentCreationFailure(t *testing.T) {
 		t.Errorf("put after the retry at %d, want the new segment's start %d", st.res.PhysicalOffset, cfg.CommitLogSegmentSize*int64(segs))
 	}
 	all = append(all, st)
+	if err := s.Crash(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, cfg)
+	checkAll(t, s, all)
+}
+
+// A consume-queue file that faults (here: cut behind the store's back, as
+// a hole on a full disk would) fails the put before its record is written,
+// so nothing unacknowledged is in the log; once the file is back appends
+// go on.
+func TestQueueFileFaultFailsBeforeTheRecord(t *testing.T) {
+	d := &diskDouble{}
+	cfg := guardConfig(t, d)
+	s := openStore(t, cfg)
+	var all []stored
+	for i := range 3 {
+		all = append(all, put(t, s, msg{topic: "Q", body: body(i, 100)}))
+	}
+	path := filepath.Join(cfg.Dir, "consumequeue", "Q", "0", offsetName(0))
+	saved, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	end := s.CommitLogMaxOffset()
+	if _, err := s.PutMessage(context.Background(), msg{topic: "Q", body: "faulted"}.req()); !errors.Is(err, ErrIO) {
+		t.Fatalf("put into a faulting queue file: %v, want ErrIO", err)
+	}
+	if got := s.CommitLogMaxOffset(); got != end {
+		t.Fatalf("a put failed on its queue file moved the log end from %d to %d", end, got)
+	}
+	if err := os.WriteFile(path, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 2*time.Second, "appends accepted again", func() bool { return s.WriteStatus().Writable })
+	all = append(all, put(t, s, msg{topic: "Q", body: "after"}))
+	checkAll(t, s, all)
 	if err := s.Crash(); err != nil {
 		t.Fatal(err)
 	}

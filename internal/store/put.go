@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
@@ -224,6 +226,20 @@ func (s *Store) queuesLocked(metas []recMeta, qs []*consumeQueue) error {
 	return nil
 }
 
+// touchEntries writes to the pinned entries from..to of q without changing
+// them, so that a full disk (a hole that cannot be allocated) faults here,
+// before the commit-log write, and not after it. Entries past the queue's
+// end are read by no one.
+func touchEntries(q *consumeQueue, from, to int64) {
+	for n := from; n <= to; n++ {
+		f := q.fileFor(n)
+		p := n*cqUnit - f.start
+		// The first and last word of the entry: it may span two pages.
+		atomic.AddUint32((*uint32)(unsafe.Pointer(&f.data[p])), 0)
+		atomic.AddUint32((*uint32)(unsafe.Pointer(&f.data[p+cqUnit-4])), 0)
+	}
+}
+
 // unpinQueues releases the pins queuesLocked took.
 func unpinQueues(metas []recMeta, qs []*consumeQueue) {
 	for i := range metas {
@@ -308,6 +324,11 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 			return res, err
 		}
 		defer unpinQueues(metas, qs)
+		for i := range metas {
+			if qs[i] != nil {
+				touchEntries(qs[i], metas[i].pinFrom, metas[i].qo)
+			}
+		}
 	} else {
 		for i := range metas {
 			if isDispatched(metas[i].sysFlag) {
@@ -330,6 +351,7 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 			return res, err
 		}
 		defer q.unpinRange(from, qo+n-1)
+		touchEntries(q, from, qo+n-1)
 	}
 	s.guard.at = failedWrite{n: total, create: true}
 	seg, err := s.segmentForAppend(total)
@@ -425,8 +447,20 @@ func (s *Store) indexKeyLocked(hash int32, phys, storeTs int64) {
 		s.log.Error("store: cannot create index file", "err", err)
 		return
 	}
-	f.put(hash, phys, storeTs)
+	if err := putIndexEntry(f, hash, phys, storeTs); err != nil {
+		s.log.Error("store: cannot write index file", "err", err)
+		return
+	}
 	s.markDirty(f.m)
+}
+
+// putIndexEntry writes one index entry; a fault (a full disk) is an error
+// here, not a failure of the append, whose record is already written.
+// Caller has set debug.SetPanicOnFault.
+func putIndexEntry(f *indexFile, hash int32, phys, storeTs int64) (err error) {
+	defer faultGuard(&err)
+	f.put(hash, phys, storeTs)
+	return nil
 }
 
 // segmentForAppend returns the segment the next total bytes go to, rolling
