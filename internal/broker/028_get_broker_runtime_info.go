@@ -26,7 +26,8 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 	put, get := s.put.Load(), s.get.Load()
 	putY, putT, getY, getT := s.dayTotals()
 	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
-	ratio := diskRatio(b.cfg.StoreDir)
+	ratio := b.store.DiskRatio()
+	ws := b.store.WriteStatus()
 	total, free := diskSpace(b.cfg.StoreDir)
 	putTimes := put
 	avg := 0.0
@@ -82,6 +83,16 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 		"pageCacheLockTimeMills":                "0",
 		"startAcceptSendRequestTimeStamp":       "0",
 		"remainTransientStoreBufferNumbs":       strconv.Itoa(math.MaxInt32),
+
+		// Not Java's: whether the store accepts sends (RunningFlags).
+		"storeWritable": strconv.FormatBool(ws.Writable),
+	}
+	switch {
+	case ws.DiskFull:
+		m["storeNotWritableReason"] = fmt.Sprintf("disk full: %.2f%% used, above diskSpaceWarningLevelRatio %d%%",
+			ws.DiskRatio*100, b.store.DiskSpaceWarningLevelRatio())
+	case ws.WriteError != "":
+		m["storeNotWritableReason"] = "write failed, retrying: " + ws.WriteError
 	}
 	return m
 }
@@ -123,16 +134,6 @@ func javaByteCount(n int64) string {
 
 // diskUtil is the disk figure in 4.9.8's SERVICE_NOT_AVAILABLE remark.
 func (b *Broker) diskUtil() string {
-	r := diskRatio(b.cfg.StoreDir) * 100
+	r := b.store.DiskRatio() * 100
 	return fmt.Sprintf("CL: %5.2f CQ: %5.2f INDEX: %5.2f", r, r, r)
-}
-
-// diskRatio is the used fraction of the file system holding dir
-// (UtilAll.getDiskPartitionSpaceUsedPercent), -1 when unknown.
-func diskRatio(dir string) float64 {
-	total, free := diskSpace(dir)
-	if total <= 0 {
-		return -1
-	}
-	return float64(total-free) / float64(total)
 }

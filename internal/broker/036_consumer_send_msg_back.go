@@ -133,7 +133,7 @@ func putStatusName(err error) string {
 	switch {
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrInvalidMessage):
 		return "MESSAGE_ILLEGAL"
-	case errors.Is(err, store.ErrClosed):
+	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrNotWritable):
 		return "SERVICE_NOT_AVAILABLE"
 	case errors.Is(err, store.ErrIO):
 		return "CREATE_MAPEDFILE_FAILED"

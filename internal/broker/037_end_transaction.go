@@ -106,7 +106,7 @@ func (b *Broker) finalPutErrorResponse(err error) *remoting.Command {
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrInvalidMessage):
 		return remoting.NewResponse(remoting.MessageIllegal, "The message is illegal, maybe msg body or properties length not matched. msg body length limit "+
 			strconv.Itoa(b.cfg.MaxMessageSize)+"B, msg properties length limit 32KB.")
-	case errors.Is(err, store.ErrClosed):
+	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrNotWritable):
 		return remoting.NewResponse(remoting.ServiceNotAvailable, "Service not available now.")
 	case errors.Is(err, store.ErrIO):
 		b.log.Error("store committed transaction message", "err", err)

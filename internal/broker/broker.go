@@ -121,6 +121,11 @@ func New(cfg Config) (*Broker, error) {
 		Logger:                     b.log,
 		OnDispatch:                 b.pulls.notify,
 		TagsCode:                   b.recoveredTagsCode,
+		DiskSpaceWarningLevelRatio: cfg.DiskSpaceWarningLevelRatio,
+		DiskCheckInterval:          cfg.DiskCheckInterval,
+		WriteRetryInterval:         cfg.StoreWriteRetryInterval,
+		DiskUsage:                  cfg.DiskUsage,
+		WriteFault:                 cfg.StoreWriteFault,
 	}
 	cfg.applyRetention(&scfg)
 	st, err := store.Open(scfg)

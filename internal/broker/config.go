@@ -181,6 +181,23 @@ type Config struct {
 
 	// OnPanic is server.Config.OnPanic, for tests.
 	OnPanic func(code int32, v any)
+
+	// A full disk (Java MessageStoreConfig, CleanCommitLogService).
+
+	// DiskSpaceWarningLevelRatio: above this percentage of the store's disk
+	// used, sends are refused with SERVICE_NOT_AVAILABLE (90).
+	DiskSpaceWarningLevelRatio int
+	// DiskCheckInterval is how often the disk use is read
+	// (cleanResourceInterval, 10 s).
+	DiskCheckInterval time.Duration
+	// StoreWriteRetryInterval is how often a failed commit-log write is
+	// retried; sends are refused until a retry succeeds (1 s).
+	StoreWriteRetryInterval time.Duration
+	// DiskUsage reads the disk's used and total bytes (store.Config.DiskUsage;
+	// default statfs), for tests.
+	DiskUsage store.DiskUsageFunc
+	// StoreWriteFault is store.Config.WriteFault, for tests.
+	StoreWriteFault func(path string, off int64, n int) (written int, err error)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -231,6 +248,15 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.TimerPrecision <= 0 {
 		c.TimerPrecision = time.Second
+	}
+	if c.DiskSpaceWarningLevelRatio <= 0 {
+		c.DiskSpaceWarningLevelRatio = 90
+	}
+	if c.DiskCheckInterval <= 0 {
+		c.DiskCheckInterval = 10 * time.Second
+	}
+	if c.StoreWriteRetryInterval <= 0 {
+		c.StoreWriteRetryInterval = time.Second
 	}
 	if c.TimerPrecision < time.Millisecond {
 		c.TimerPrecision = time.Millisecond

@@ -138,8 +138,10 @@ func (b *Broker) CollectMetrics(s *promtext.Set) {
 		add("rocketmq_broker_commitlog_bytes", "Bytes of messages the CommitLog holds (max offset minus min offset).", promtext.Gauge, float64(max(maxOff-minOff, 0)))
 		add("rocketmq_broker_commitlog_max_offset", "The CommitLog's max physical offset.", promtext.Gauge, float64(maxOff))
 	}
-	if r := diskRatio(b.cfg.StoreDir); r >= 0 {
-		add("rocketmq_broker_disk_used_ratio", "Used fraction of the file system holding the store.", promtext.Gauge, r)
+	if b.store != nil {
+		if r := b.store.DiskRatio(); r >= 0 {
+			add("rocketmq_broker_disk_used_ratio", "Used fraction of the file system holding the store.", promtext.Gauge, r)
+		}
 	}
 	add("rocketmq_broker_uptime_seconds", "Seconds since the broker was created.", promtext.Gauge, time.Since(b.stats.boot).Seconds())
 }

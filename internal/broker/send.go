@@ -394,7 +394,9 @@ func (b *Broker) storeErrorResponse(err error) *remoting.Command {
 	switch {
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrInvalidMessage):
 		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
-	case errors.Is(err, store.ErrClosed):
+	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrNotWritable):
+		// A full disk or a failed write not yet retried: Java's RunningFlags
+		// not writeable gives PutMessageStatus.SERVICE_NOT_AVAILABLE.
 		return b.sendResponse(remoting.ServiceNotAvailable,
 			"service not available now. It may be caused by one of the following reasons: the broker's disk is full ["+
 				b.diskUtil()+"], messages are put to the slave, message store has been shut down, etc.")

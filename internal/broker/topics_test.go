@@ -228,7 +228,10 @@ func testConcurrentCreates(t *testing.T, creates, workers int) {
 		topic := "Burst" + strconv.Itoa(i)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		resp, err := cli.Invoke(ctx, b.Addr(), adminCreateReq(topic, 2, 6, "SINGLE_TAG"))
+		// One connection carries all of them: the server handles
+		// MaxConnPending at a time and the rest wait their turn, each
+		// write slowed by the crash checks above.
+		resp, err := cli.InvokeTimeout(ctx, b.Addr(), adminCreateReq(topic, 2, 6, "SINGLE_TAG"), 30*time.Second)
 		if err != nil {
 			errs <- err
 			return

@@ -69,6 +69,27 @@ type Config struct {
 	// DiskUsage reads the used and total bytes of the disk holding Dir.
 	// Default: statfs (unknown on systems without it, which counts as room).
 	DiskUsage DiskUsageFunc
+
+	// A full disk and failed writes (diskguard.go; Java DefaultMessageStore
+	// CleanCommitLogService and RunningFlags).
+
+	// DiskSpaceWarningLevelRatio: while more than this percentage of the
+	// disk holding Dir is used, appends are refused with ErrDiskFull
+	// (Java diskSpaceWarningLevelRatio). Default 90.
+	DiskSpaceWarningLevelRatio int
+	// DiskCheckInterval is how often the disk use is read (Java
+	// cleanResourceInterval). Default 10 s.
+	DiskCheckInterval time.Duration
+	// WriteRetryInterval is how often, after a failed commit-log write or
+	// segment creation, the store retries the failed step; appends are
+	// refused until a retry succeeds. Default 1 s.
+	WriteRetryInterval time.Duration
+	// WriteFault, if set, is asked before each commit-log write (and each
+	// new segment, with off 0 and n the segment size); an error fails the
+	// write as an I/O error would, after writing the first written bytes
+	// of it. For fault-injection tests.
+	WriteFault func(path string, off int64, n int) (written int, err error)
+
 	// Logger receives store events. Default: discard.
 	Logger *slog.Logger
 	// Clock gives store timestamps. Default time.Now.
@@ -133,6 +154,9 @@ func (c Config) normalize() (Config, error) {
 		c.DeleteCommitLogFilesInterval = 100 * time.Millisecond
 	}
 	setDefault(&c.DestroyMappedFileIntervalForcibly, 120*time.Second)
+	setDefault(&c.DiskSpaceWarningLevelRatio, 90)
+	setDefault(&c.DiskCheckInterval, 10*time.Second)
+	setDefault(&c.WriteRetryInterval, time.Second)
 	if c.PrefaultBytes == 0 {
 		c.PrefaultBytes = 1 << 20
 	}
@@ -153,6 +177,8 @@ func (c Config) normalize() (Config, error) {
 		return c, fmt.Errorf("rocketmq: store: CommitLogSegmentSize %d is below 1024", c.CommitLogSegmentSize)
 	case c.IndexEntries < 2:
 		return c, fmt.Errorf("rocketmq: store: IndexEntries %d is below 2", c.IndexEntries)
+	case c.DiskSpaceWarningLevelRatio > 100:
+		return c, fmt.Errorf("rocketmq: store: DiskSpaceWarningLevelRatio %d is above 100", c.DiskSpaceWarningLevelRatio)
 	case c.FlushMode != FlushAsync && c.FlushMode != FlushSync:
 		return c, fmt.Errorf("rocketmq: store: unknown FlushMode %d", c.FlushMode)
 	}

@@ -295,10 +295,12 @@ func TestPrefaultKeepsData(t *testing.T) {
 
 // In FlushSync mode records are written with pwrite: they are readable
 // through the mapping, survive a reopen, and a failed write stops appends
-// with ErrIO instead of leaving a half-written log to be appended to.
+// (ErrIO, then ErrNotWritable) until a retried write succeeds, instead of
+// leaving a half-written log to be appended to.
 func TestSyncModeWritesThroughTheFile(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.FlushMode = FlushSync
+	cfg.WriteRetryInterval = 5 * time.Millisecond
 	s := openStore(t, cfg)
 	var all []stored
 	for i := range 40 { // several 8 KiB segments
@@ -326,20 +328,19 @@ func TestSyncModeWritesThroughTheFile(t *testing.T) {
 	seg.f = ro
 	s.mu.Unlock()
 	end := s.end.Load()
-	for i := range 2 {
-		if _, err := s.PutMessage(context.Background(), msg{topic: "W", body: "lost"}.req()); !errors.Is(err, ErrIO) {
-			t.Fatalf("put %d after a failed write: %v, want ErrIO", i, err)
+	for i, want := range []error{ErrIO, ErrNotWritable} {
+		if _, err := s.PutMessage(context.Background(), msg{topic: "W", body: "lost"}.req()); !errors.Is(err, want) {
+			t.Fatalf("put %d after a failed write: %v, want %v", i, err, want)
 		}
+	}
+	if got := s.end.Load(); got != end {
+		t.Errorf("log end moved from %d to %d by failed appends", end, got)
 	}
 	s.mu.Lock()
 	seg.f = rw
 	s.mu.Unlock()
 	ro.Close()
-	if _, err := s.PutMessage(context.Background(), msg{topic: "W", body: "after"}.req()); !errors.Is(err, ErrIO) {
-		t.Fatalf("appends resumed after a write failure: %v", err)
-	}
-	if got := s.end.Load(); got != end {
-		t.Errorf("log end moved from %d to %d by failed appends", end, got)
-	}
+	testutil.WaitFor(t, 5*time.Second, "appends accepted after a retried write", func() bool { return s.WriteStatus().Writable })
+	all = append(all, put(t, s, msg{topic: "W", body: "after"}))
 	checkAll(t, s, all)
 }

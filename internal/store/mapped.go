@@ -62,6 +62,11 @@ func openMapped(path string, start, size int64, opts int) (*mappedFile, error) {
 	m, err := mapOpened(f, path, start, size, opts)
 	if err != nil {
 		f.Close()
+		if opts&mapExclusive != 0 {
+			// Created here: a half-made file (a full disk) must not block
+			// the next attempt.
+			os.Remove(path)
+		}
 		return nil, err
 	}
 	return m, nil

@@ -3,10 +3,11 @@ package store
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/go-rocketmq/rocketmq/remoting/message"
 )
@@ -225,6 +226,20 @@ func (s *Store) queuesLocked(metas []recMeta, qs []*consumeQueue) error {
 	return nil
 }
 
+// touchEntries writes to the pinned entries from..to of q without changing
+// them, so that a full disk (a hole that cannot be allocated) faults here,
+// before the commit-log write, and not after it. Entries past the queue's
+// end are read by no one.
+func touchEntries(q *consumeQueue, from, to int64) {
+	for n := from; n <= to; n++ {
+		f := q.fileFor(n)
+		p := n*cqUnit - f.start
+		// The first and last word of the entry: it may span two pages.
+		atomic.AddUint32((*uint32)(unsafe.Pointer(&f.data[p])), 0)
+		atomic.AddUint32((*uint32)(unsafe.Pointer(&f.data[p+cqUnit-4])), 0)
+	}
+}
+
 // unpinQueues releases the pins queuesLocked took.
 func unpinQueues(metas []recMeta, qs []*consumeQueue) {
 	for i := range metas {
@@ -289,8 +304,8 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 	if s.closed.Load() {
 		return res, ErrClosed
 	}
-	if s.failed != nil {
-		return res, s.failed
+	if err := s.writableLocked(); err != nil {
+		return res, err
 	}
 	total := int64(len(buf))
 	if total+message.BlankMinSize > s.cfg.CommitLogSegmentSize {
@@ -309,6 +324,11 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 			return res, err
 		}
 		defer unpinQueues(metas, qs)
+		for i := range metas {
+			if qs[i] != nil {
+				touchEntries(qs[i], metas[i].pinFrom, metas[i].qo)
+			}
+		}
 	} else {
 		for i := range metas {
 			if isDispatched(metas[i].sysFlag) {
@@ -331,7 +351,9 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 			return res, err
 		}
 		defer q.unpinRange(from, qo+n-1)
+		touchEntries(q, from, qo+n-1)
 	}
+	s.guard.at = failedWrite{n: total, create: true}
 	seg, err := s.segmentForAppend(total)
 	if err != nil {
 		return res, err
@@ -356,24 +378,12 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 	}
 	// The size field goes last: a process killed mid-copy leaves a record
 	// that recovery sees as the end of the log.
-	pos := phys - seg.start
-	if s.cfg.FlushMode == FlushSync && pwriteSeenByMapping {
-		// With pwrite, not through the mapping: the group commit's
-		// fdatasync then takes about a fifth of the time, and a sync-flush
-		// send waits for it (BenchmarkSyncAfterWrite32KiB; pages faulted
-		// into the mapping beforehand made the broker slower again, so
-		// nothing is prefaulted). Readers still see the bytes through the
-		// mapping.
-		if err = seg.writeAt(buf[4:], pos+4); err == nil {
-			err = seg.writeAt(buf[:4], pos)
-		}
-		if err != nil {
-			return res, err
-		}
-	} else {
-		copy(seg.data[pos+4:], buf[4:])
-		copy(seg.data[pos:pos+4], buf[:4])
+	if err = s.writeRecord(seg, phys-seg.start, buf); err != nil {
+		return res, err
 	}
+	// Written: a fault from here on (queue or index files) leaves a whole
+	// record behind, not a torn one.
+	s.guard.at = failedWrite{}
 	s.end.Store(phys + total)
 	s.lastStoreTs = storeTs
 	if s.prefaults() {
@@ -410,15 +420,6 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 	return res, nil
 }
 
-// noteWriteFailure stops appends after an I/O failure that may have left a
-// partial write behind. Caller holds mu.
-func (s *Store) noteWriteFailure(err *error) {
-	if *err != nil && (errors.Is(*err, errFault) || errors.Is(*err, errWrite)) && s.failed == nil {
-		s.failed = *err
-		s.log.Error("store: write failed, appends disabled", "err", *err)
-	}
-}
-
 // indexRecordLocked adds the index entries of one message. Index trouble is
 // logged, never fatal: the index is derived data. Caller holds mu, idx.mu.
 func (s *Store) indexRecordLocked(topic, uniq, keys string, phys, storeTs int64) {
@@ -446,8 +447,20 @@ func (s *Store) indexKeyLocked(hash int32, phys, storeTs int64) {
 		s.log.Error("store: cannot create index file", "err", err)
 		return
 	}
-	f.put(hash, phys, storeTs)
+	if err := putIndexEntry(f, hash, phys, storeTs); err != nil {
+		s.log.Error("store: cannot write index file", "err", err)
+		return
+	}
 	s.markDirty(f.m)
+}
+
+// putIndexEntry writes one index entry; a fault (a full disk) is an error
+// here, not a failure of the append, whose record is already written.
+// Caller has set debug.SetPanicOnFault.
+func putIndexEntry(f *indexFile, hash int32, phys, storeTs int64) (err error) {
+	defer faultGuard(&err)
+	f.put(hash, phys, storeTs)
+	return nil
 }
 
 // segmentForAppend returns the segment the next total bytes go to, rolling
@@ -455,15 +468,22 @@ func (s *Store) indexKeyLocked(hash int32, phys, storeTs int64) {
 func (s *Store) segmentForAppend(total int64) (*mappedFile, error) {
 	segs := *s.segs.Load()
 	end := s.end.Load()
+	var next *mappedFile
 	if len(segs) > 0 {
 		seg := segs[len(segs)-1]
-		if end < seg.end() && end+total+message.BlankMinSize <= seg.end() {
+		if end >= seg.start && end < seg.end() && end+total+message.BlankMinSize <= seg.end() {
 			return seg, nil
 		}
+		if end < seg.start {
+			// Created before a fault cut the roll short: finish it.
+			next, segs = seg, segs[:len(segs)-1]
+		}
 	}
-	next, err := s.newSegment(end)
-	if err != nil {
-		return nil, err
+	if next == nil {
+		var err error
+		if next, err = s.newSegment(end); err != nil {
+			return nil, err
+		}
 	}
 	if len(segs) > 0 {
 		seg := segs[len(segs)-1]
@@ -487,9 +507,15 @@ func (s *Store) newSegment(after int64) (*mappedFile, error) {
 	if s.cfg.Preallocate {
 		opts |= mapPreallocate
 	}
-	m, err := openMapped(s.dirPath("commitlog", offsetName(start)), start, s.cfg.CommitLogSegmentSize, opts)
+	path := s.dirPath("commitlog", offsetName(start))
+	if h := s.cfg.WriteFault; h != nil {
+		if _, err := h(path, 0, int(s.cfg.CommitLogSegmentSize)); err != nil {
+			return nil, fmt.Errorf("%w: %w: commit-log segment %s: %v", ErrIO, errCreate, path, err)
+		}
+	}
+	m, err := openMapped(path, start, s.cfg.CommitLogSegmentSize, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: create commit-log segment: %v", ErrIO, err)
+		return nil, fmt.Errorf("%w: %w: commit-log segment %s: %v", ErrIO, errCreate, path, err)
 	}
 	if len(segs) > 0 {
 		segs[len(segs)-1].lastTs = s.lastStoreTs

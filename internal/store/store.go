@@ -40,7 +40,7 @@ type Store struct {
 	mu     sync.Mutex   // the single writer
 	life   sync.RWMutex // readers share it; closing or unmapping holds it
 	closed atomic.Bool
-	failed error // under mu: after a failed write nothing more is appended
+	guard  writeGuard // refusal after a full disk or a failed write
 
 	segs        atomic.Pointer[[]*mappedFile] // commit-log segments, ascending
 	end         atomic.Int64                  // commit-log write position
@@ -120,13 +120,15 @@ func Open(cfg Config) (*Store, error) {
 		s.release()
 		return nil, err
 	}
-	s.wg.Add(2)
+	s.checkDisk()
+	s.wg.Add(3)
 	go s.flushLoop()
 	go s.checkpointLoop()
 	if cfg.CleanResourceInterval > 0 {
 		s.wg.Add(1)
 		go s.retentionLoop()
 	}
+	go s.guardLoop()
 	if s.prefaults() {
 		s.wg.Add(1)
 		go s.prefaultLoop()
