@@ -143,3 +143,29 @@ func echoCall(t *testing.T, c *Client, addr, body string) {
 	}
 	checkEcho(t, resp, body)
 }
+
+// TestCancelKeepsSilentConn: a call given up by its caller (ctx cancelled)
+// says nothing about the peer and closes nothing.
+func TestCancelKeepsSilentConn(t *testing.T) {
+	s := startServer(t, nil, answerAllBut)
+	c := newClient(t, WithTimeout(time.Minute))
+	echoCall(t, c, s.addr, "warm")
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Invoke(ctx, s.addr, request(remoting.HeartBeat, "slow"))
+		errc <- err
+	}()
+	testutil.WaitFor(t, 0, "the slow call pending", func() bool { return c.pendingLen(s.addr) == 1 })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v, want context.Canceled", err)
+	}
+	if !c.Connected(s.addr) {
+		t.Fatal("a cancelled call closed its connection")
+	}
+	echoCall(t, c, s.addr, "next")
+	if n := s.accepted.Load(); n != 1 {
+		t.Fatalf("%d connections, want 1", n)
+	}
+}
