@@ -66,6 +66,7 @@ func (a *asyncCall) start(cn *conn, req *remoting.Command) {
 	a.op = c.prepare(cn.addr, req, 0)
 	c.async.inflight.Add(1)
 	c.ensureSweeper()
+	a.call.rx = cn.rx.Load()
 	n, ok := cn.register(a.op, &a.call)
 	if !ok {
 		a.finish(nil, newErr("send", cn.addr, a.op, ErrConnClosed, nil))
@@ -242,6 +243,7 @@ func (c *Client) sweep(now time.Time, out []asyncDone) []asyncDone {
 		if cn == nil {
 			continue
 		}
+		timedOut, rx := false, uint32(0)
 		cn.pmu.Lock()
 		for op, cl := range cn.pending {
 			if cl.async == nil {
@@ -250,9 +252,17 @@ func (c *Client) sweep(now time.Time, out []asyncDone) []asyncDone {
 			if kind, cause := cl.async.expired(now); kind != nil {
 				delete(cn.pending, op)
 				out = append(out, asyncDone{a: cl.async, err: newErr("wait", cn.addr, op, kind, cause)})
+				if kind == ErrTimeout && (!timedOut || cl.rx == cn.rx.Load()) {
+					timedOut, rx = true, cl.rx
+				}
 			}
 		}
 		cn.pmu.Unlock()
+		if timedOut {
+			// A silent connection fails its other calls now, not one
+			// timeout at a time (the same dead peer as a sync timeout).
+			cn.timedOut(rx, false)
+		}
 	}
 	return out
 }

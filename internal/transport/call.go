@@ -16,6 +16,7 @@ type call struct {
 	tc    <-chan time.Time // nil until armed, and when ctx's deadline comes first
 	fired bool             // tc has been received from
 	until time.Time        // end of the client's timeout; zero when ctx's deadline comes first or none
+	rx    uint32           // the connection's rx when the call was registered
 }
 
 type result struct {

@@ -907,6 +907,7 @@ func TestNewValidates(t *testing.T) {
 		{"handlers", WithMaxHandlers(0)},
 		{"idle", WithIdleTimeout(-time.Second)},
 		{"dialer", WithDialer(nil)},
+		{"timeout-close", WithTimeoutClose(CloseNever + 1)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"errors"
 	"net"
 	"runtime"
 	"strconv"
@@ -63,6 +64,10 @@ type conn struct {
 	pending map[int32]*call // nil once closed
 
 	active atomic.Int64 // last traffic, as time.Duration since Client.start
+	// rx counts reads that returned data; only the read side's owner
+	// writes it. A timed-out call compares it with its value when the
+	// call was registered (timedOut).
+	rx     atomic.Uint32
 	writes atomic.Int64 // write syscalls (benchmark metric)
 }
 
@@ -351,5 +356,25 @@ func (cn *conn) close(kind, cause error) {
 			continue
 		}
 		cl.ch <- result{err: err}
+	}
+}
+
+// errSilent is why a connection closed by timedOut was closed.
+var errSilent = errors.New("nothing received since a request on it timed out")
+
+// timedOut closes cn, as the timeout mode says, after a call registered
+// when cn.rx was rx timed out: the peer is taken for dead when nothing at
+// all came back since (Java NettyRemotingClient.invokeSync closes the
+// channel on every timeout; docs/DESIGN.md says why we differ).
+func (cn *conn) timedOut(rx uint32, sync bool) {
+	switch mode := cn.c.cfg.timeoutClose; {
+	case mode == CloseNever:
+		return
+	case mode == CloseAlways && sync:
+		cn.close(ErrConnClosed, errors.New("closed after a request on it timed out"))
+		return
+	}
+	if cn.rx.Load() == rx {
+		cn.close(ErrConnClosed, errSilent)
 	}
 }

@@ -24,7 +24,9 @@
 // client goroutine; no goroutine or timer per call, see async.go) and
 // InvokeOneway. The deadline of a call is the earlier
 // of its ctx's and the client's timeout; giving up removes the pending
-// entry. Errors are *Error values matchable with errors.Is against ErrClosed,
+// entry. A timeout on a connection that received nothing since the
+// request was written closes it, for the peer is taken for dead; the next
+// call dials again (WithTimeoutClose). Errors are *Error values matchable with errors.Is against ErrClosed,
 // ErrTimeout, ErrConnClosed, ErrDial, ErrTooManyInflight or the ctx error;
 // remoting.IsRetriable treats dial failures, lost connections and the
 // client's own timeout as retriable.

@@ -177,6 +177,7 @@ func (c *Client) prepare(addr string, req *remoting.Command, flag int32) int32 {
 // send registers cl under a fresh opaque and queues the frame.
 func (c *Client) send(cn *conn, req *remoting.Command, cl *call) (int32, error) {
 	opaque := c.prepare(cn.addr, req, 0)
+	cl.rx = cn.rx.Load()
 	n, ok := cn.register(opaque, cl)
 	if !ok {
 		return 0, newErr("send", cn.addr, opaque, ErrConnClosed, nil)
@@ -227,6 +228,9 @@ func (c *Client) wait(ctx context.Context, cn *conn, cl *call, opaque int32) (*r
 func (cn *conn) giveUp(cl *call, opaque int32, kind, cause error) (*remoting.Command, error) {
 	if r, raced := cn.abandon(opaque, cl); raced {
 		return r.resp, r.err // it arrived after all: the server did the work
+	}
+	if kind == ErrTimeout {
+		cn.timedOut(cl.rx, true)
 	}
 	return nil, newErr("wait", cn.addr, opaque, kind, cause)
 }

@@ -40,6 +40,7 @@ type config struct {
 	maxHandlers   int
 	idleTimeout   time.Duration
 	idleRead      time.Duration // see idleReadDelay; tests change it
+	timeoutClose  TimeoutClose
 }
 
 func defaultConfig() config {
@@ -76,6 +77,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("rocketmq: transport: max handlers %d must be positive", c.maxHandlers)
 	case c.idleTimeout < 0:
 		return fmt.Errorf("rocketmq: transport: idle timeout %v is negative", c.idleTimeout)
+	case c.timeoutClose < CloseSilent || c.timeoutClose > CloseNever:
+		return fmt.Errorf("rocketmq: transport: unknown timeout close mode %d", c.timeoutClose)
 	}
 	return nil
 }
@@ -149,6 +152,30 @@ func WithMaxHandlers(n int) Option { return func(c *config) { c.maxHandlers = n 
 // WithIdleTimeout closes a connection that has had no traffic and no
 // pending call for d. Default 0: never.
 func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idleTimeout = d } }
+
+// TimeoutClose says when a timed-out call closes its connection, so that
+// the next call dials again instead of waiting on a peer that is gone.
+type TimeoutClose int
+
+const (
+	// CloseSilent (the default) closes the connection when nothing at all
+	// was received on it since the timed-out call's request was written:
+	// the peer is dead or the path drops everything. A slow peer that
+	// answers other calls keeps its connection and their pipelined calls.
+	// Sync and async timeouts alike; oneway calls never time out.
+	CloseSilent TimeoutClose = iota
+	// CloseAlways closes the connection on every sync timeout, as Java's
+	// NettyRemotingClient.invokeSync does (clientCloseSocketIfTimeout);
+	// async timeouts close it as with CloseSilent.
+	CloseAlways
+	// CloseNever keeps the connection whatever times out.
+	CloseNever
+)
+
+// WithTimeoutClose sets when a timed-out call closes its connection; the
+// connection's other pending calls then fail at once with ErrConnClosed.
+// Default CloseSilent.
+func WithTimeoutClose(m TimeoutClose) Option { return func(c *config) { c.timeoutClose = m } }
 
 type discardHandler struct{}
 

@@ -276,6 +276,7 @@ func (cn *conn) readOnce() error {
 	n, rerr := cn.nc.Read(into)
 	if n > 0 {
 		rs.w += n
+		cn.rx.Store(cn.rx.Load() + 1) // one writer: no atomic add needed
 		cn.touch()
 	}
 	for {

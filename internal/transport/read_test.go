@@ -168,7 +168,9 @@ func TestLeaderDeadlines(t *testing.T) {
 		}
 		echo(sc, req)
 	})
-	c := newClient(t, withIdleRead(time.Hour))
+	// The timed-out call's connection must stay: the deadline it leaves on
+	// the socket is what the next calls meet.
+	c := newClient(t, withIdleRead(time.Hour), WithTimeoutClose(CloseNever))
 	ctx := context.Background()
 	call := func(body string, timeout time.Duration) (time.Duration, error) {
 		start := time.Now()

@@ -9,6 +9,7 @@ package faultsuite
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strings"
@@ -336,3 +337,62 @@ func (p *nsProxy) up(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// blackHole accepts connections on an address and never answers: it reads
+// and discards what arrives and keeps every connection open until the
+// test ends, also after it stops listening.
+type blackHole struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+// startBlackHole listens on addr, retrying while the address is still
+// being released by the server that held it.
+func startBlackHole(t *testing.T, addr string) *blackHole {
+	t.Helper()
+	h := &blackHole{}
+	testutil.WaitFor(t, 5*time.Second, "the black hole listening on "+addr, func() bool {
+		ln, err := net.Listen("tcp", addr)
+		h.ln = ln
+		return err == nil
+	})
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		for {
+			nc, err := h.ln.Accept()
+			if err != nil {
+				return
+			}
+			h.mu.Lock()
+			h.conns = append(h.conns, nc)
+			h.mu.Unlock()
+			h.wg.Add(1)
+			go func() {
+				defer h.wg.Done()
+				_, _ = io.Copy(io.Discard, nc)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		h.stopListening()
+		h.mu.Lock()
+		for _, nc := range h.conns {
+			nc.Close()
+		}
+		h.mu.Unlock()
+		h.wg.Wait()
+	})
+	return h
+}
+
+func (h *blackHole) accepted() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.conns)
+}
+
+// stopListening frees the address; accepted connections stay open.
+func (h *blackHole) stopListening() { h.ln.Close() }

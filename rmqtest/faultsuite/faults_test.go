@@ -111,7 +111,8 @@ func TestSystemBusy(t *testing.T) {
 
 // TestSendTimeout: a broker that never answers costs a send its whole
 // budget and no more, the error matches rocketmq.ErrTimeout, and the next
-// send on the same connection succeeds.
+// send succeeds (on a new connection: nothing came back on the old one
+// since the dropped request, so the timeout closed it).
 func TestSendTimeout(t *testing.T) {
 	c := cluster(t)
 	topic := newTopic(t, c, 2)
@@ -293,4 +294,51 @@ func assigned(c *consumer.PushConsumer, topic string) []rocketmq.MessageQueue {
 		}
 	}
 	return out
+}
+
+// TestBrokerBlackHoled: while the topic's only broker is down, a listener
+// on its address accepts connections and never answers (a hung process, a
+// path that drops everything). Sends fail within their budget; once the
+// real broker is back on the address the same producer sends again,
+// although the black hole keeps its connections open: a request that
+// timed out on a connection nothing came back on closed it, and the next
+// one dialed the broker.
+func TestBrokerBlackHoled(t *testing.T) {
+	c := cluster(t)
+	topic := newTopic(t, c, 4)
+	const budget = time.Second
+	p := newProducer(t, c.NameServerAddr(), producer.WithSendTimeout(budget))
+	acked := sendN(t, p, topic, "before", 10)
+
+	addr := c.BrokerAddr("broker-a")
+	// A crash does not unregister the broker: its route stays, as a hung
+	// broker's would, and sends keep going to its address.
+	if err := c.CrashBroker("broker-a"); err != nil {
+		t.Fatal(err)
+	}
+	hole := startBlackHole(t, addr)
+	start := time.Now()
+	_, err := p.Send(context.Background(), &rocketmq.Message{Topic: topic, Body: []byte("into the hole")})
+	if err == nil {
+		t.Fatal("send to a broker that never answers succeeded")
+	}
+	if d := time.Since(start); d > budget+time.Second {
+		t.Errorf("send to a broker that never answers failed after %v, budget %v", d, budget)
+	}
+	if hole.accepted() == 0 {
+		t.Fatal("the producer never reached the black hole: the test's premise is wrong")
+	}
+
+	hole.stopListening()
+	if err := c.StartBroker("broker-a"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, wait, "a send after the broker is back", func() bool {
+		_, err := p.Send(context.Background(), &rocketmq.Message{Topic: topic, Body: []byte("probe")})
+		return err == nil
+	})
+	acked = append(acked, sendN(t, p, topic, "after", 10)...)
+	s := newSeen()
+	startConsumer(t, c.NameServerAddr(), name(t, "cg"), topic, s.handler("a"))
+	s.waitAll(t, acked)
 }
