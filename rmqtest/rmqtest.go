@@ -39,6 +39,7 @@ type config struct {
 	brokerExpiry  time.Duration
 	register      time.Duration
 	logger        *slog.Logger
+	conns         connLimits
 	noAutoCreate  bool
 	nsAddr        string // NameServer listen address
 	brokerAddr    string // first broker's listen address
@@ -197,6 +198,20 @@ func WithLockMaxLiveTime(d time.Duration) Option {
 	}
 }
 
+// WithConnLimits sets the network limits of the NameServer and the brokers
+// (broker.Config.MaxConns and the fields after it); zero keeps a default.
+func WithConnLimits(maxConns, maxPending, maxOutbound int, maxStall time.Duration) Option {
+	return func(c *config) {
+		c.conns = connLimits{maxConns, maxPending, maxOutbound, maxStall}
+	}
+}
+
+// connLimits are WithConnLimits' values.
+type connLimits struct {
+	maxConns, maxPending, maxOutbound int
+	maxStall                          time.Duration
+}
+
 // WithLogger sends the servers' logs to l. Default: discarded.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
@@ -287,7 +302,9 @@ func NewCluster(opts ...Option) (*Cluster, error) {
 		}
 	}
 	ns, err := namesrv.New(namesrv.Config{Logger: cfg.logger, BrokerExpiry: cfg.brokerExpiry,
-		OnPanic: cfg.nsPanic, Intercept: c.interceptNameServer})
+		OnPanic: cfg.nsPanic, Intercept: c.interceptNameServer,
+		MaxConns: cfg.conns.maxConns, MaxConnPending: cfg.conns.maxPending,
+		MaxConnOutbound: cfg.conns.maxOutbound, MaxConnStall: cfg.conns.maxStall})
 	if err != nil {
 		c.cleanupDir()
 		return nil, err
@@ -329,6 +346,10 @@ func (c *Cluster) brokerConfig(name string) broker.Config {
 		DisableAutoCreateTopic: cfg.noAutoCreate,
 		Logger:                 cfg.logger,
 		EnablePropertyFilter:   !cfg.noPropertyFilter,
+		MaxConns:               cfg.conns.maxConns,
+		MaxConnPending:         cfg.conns.maxPending,
+		MaxConnOutbound:        cfg.conns.maxOutbound,
+		MaxConnStall:           cfg.conns.maxStall,
 	}
 	if cfg.syncFlush {
 		bc.FlushMode = store.FlushSync

@@ -52,6 +52,10 @@ type options struct {
 	propFilter    bool
 	cpuProfile    string
 	aclFile       string
+	maxConns      int
+	maxPending    int
+	maxOutbound   int
+	maxStall      time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -68,6 +72,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.txInterval <= 0 || o.txTimeout <= 0 || o.txCheckMax < 1 {
 		return o, errors.New("-transaction-check-interval, -transaction-timeout and -transaction-check-max must be positive")
+	}
+	if o.maxPending < 0 || o.maxOutbound < 0 || o.maxStall < 0 {
+		return o, errors.New("-max-conn-pending, -max-conn-outbound and -max-conn-stall must not be negative")
 	}
 	if o.timerPrec < time.Millisecond {
 		return o, fmt.Errorf("-timer-precision %v is below 1ms", o.timerPrec)
@@ -104,6 +111,10 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.propFilter, "enable-property-filter", true,
 		"filter SQL92 subscriptions by message properties (a Java broker's enablePropertyFilter, false there by default)")
 	fs.StringVar(&o.aclFile, "acl-file", "", "enable ACL with the accounts of `FILE` (Java's plain_acl.yml format, reloaded when it changes)")
+	fs.IntVar(&o.maxConns, "max-conns", 0, "open connections per server (0: three quarters of the open-files limit; negative: no cap)")
+	fs.IntVar(&o.maxPending, "max-conn-pending", 0, "requests of one connection handled at once before its input is paused (0: 1024)")
+	fs.IntVar(&o.maxOutbound, "max-conn-outbound", 0, "reply bytes queued for one connection before its input is paused (0: 16 MiB)")
+	fs.DurationVar(&o.maxStall, "max-conn-stall", 0, "how long a connection may stay paused before it is closed (0: 60s)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	return fs
 }
@@ -170,6 +181,7 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		rmqtest.WithTransactionCheckMax(o.txCheckMax),
 		rmqtest.WithPropertyFilter(o.propFilter),
 		rmqtest.WithLogger(logger),
+		rmqtest.WithConnLimits(o.maxConns, o.maxPending, o.maxOutbound, o.maxStall),
 	}
 	if o.shortPolling > 0 {
 		opts = append(opts, rmqtest.WithShortPolling(o.shortPolling))

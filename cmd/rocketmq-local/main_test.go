@@ -112,6 +112,8 @@ func TestParseFlags(t *testing.T) {
 		{"unknown flag", []string{"-nope"}, false},
 		{"delay levels and timer precision", []string{"-delay-levels", "100ms 1s 1h", "-timer-precision", "100ms"}, true},
 		{"timer precision too fine", []string{"-timer-precision", "10us"}, false},
+		{"connection limits", []string{"-max-conns", "-1", "-max-conn-pending", "64", "-max-conn-outbound", "1048576", "-max-conn-stall", "5s"}, true},
+		{"negative connection stall", []string{"-max-conn-stall", "-1s"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseFlags(tc.args, io.Discard)

@@ -135,7 +135,9 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.tx = newTxService(b)
 	b.tx.load()
-	b.srv = server.New(server.Config{Logger: b.log, MaxHandlers: cfg.MaxHandlers, OnPanic: cfg.OnPanic})
+	b.srv = server.New(server.Config{Logger: b.log, MaxHandlers: cfg.MaxHandlers, OnPanic: cfg.OnPanic,
+		MaxConns: cfg.MaxConns, MaxConnPending: cfg.MaxConnPending,
+		MaxConnOutbound: cfg.MaxConnOutbound, MaxConnStall: cfg.MaxConnStall})
 	b.nsCli, err = transport.New(transport.WithLogger(b.log), transport.WithLanguage(remoting.LanguageJava))
 	if err != nil {
 		st.Close()

@@ -144,6 +144,18 @@ type Config struct {
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
 
+	// Network limits of the broker's server, each zero for the server's
+	// default (Java has none of them): MaxConns caps open connections
+	// (negative: no cap; default three quarters of the open-files limit);
+	// MaxConnPending (1024) and MaxConnOutbound (16 MiB) bound one
+	// connection's running requests and queued reply bytes before its
+	// input is paused; MaxConnStall (60 s) closes a connection paused that
+	// long.
+	MaxConns        int
+	MaxConnPending  int
+	MaxConnOutbound int
+	MaxConnStall    time.Duration
+
 	Logger *slog.Logger
 
 	// OnPanic is server.Config.OnPanic, for tests.

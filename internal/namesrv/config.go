@@ -54,6 +54,16 @@ type Config struct {
 	// server's default.
 	MaxHandlers int
 
+	// Network limits of the server, each zero for the server's default
+	// (see internal/server.Config): MaxConns caps open connections
+	// (negative: no cap); MaxConnPending and MaxConnOutbound bound one
+	// connection's running requests and queued reply bytes before its
+	// input is paused; MaxConnStall closes a connection paused that long.
+	MaxConns        int
+	MaxConnPending  int
+	MaxConnOutbound int
+	MaxConnStall    time.Duration
+
 	// Now is the clock for liveness timestamps. nil means time.Now.
 	Now func() time.Time
 
@@ -65,7 +75,8 @@ type Config struct {
 }
 
 func (c Config) withDefaults() (Config, error) {
-	if c.BrokerExpiry < 0 || c.ScanInterval < 0 || c.MaxFrameSize < 0 || c.MaxHandlers < 0 {
+	if c.BrokerExpiry < 0 || c.ScanInterval < 0 || c.MaxFrameSize < 0 || c.MaxHandlers < 0 ||
+		c.MaxConnPending < 0 || c.MaxConnOutbound < 0 || c.MaxConnStall < 0 {
 		return c, fmt.Errorf("%w: negative duration or size", ErrInvalidConfig)
 	}
 	if c.Logger == nil {

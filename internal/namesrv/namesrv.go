@@ -63,6 +63,11 @@ func New(cfg Config) (*NameServer, error) {
 		MaxFrameSize: cfg.MaxFrameSize,
 		MaxHandlers:  cfg.MaxHandlers,
 		OnPanic:      cfg.OnPanic,
+
+		MaxConns:        cfg.MaxConns,
+		MaxConnPending:  cfg.MaxConnPending,
+		MaxConnOutbound: cfg.MaxConnOutbound,
+		MaxConnStall:    cfg.MaxConnStall,
 	})
 	ns.register()
 	ns.srv.OnConnClose(ns.onConnClose)

@@ -13,6 +13,13 @@ import (
 const (
 	DefaultMaxHandlers   = 4096
 	DefaultInvokeTimeout = 3 * time.Second // Java's default RPC timeout
+
+	// DefaultMaxConnPending and DefaultMaxConnOutbound bound what one
+	// connection can make the server hold before its input is paused.
+	DefaultMaxConnPending  = 1024
+	DefaultMaxConnOutbound = 16 << 20
+	// DefaultMaxConnStall is how long a connection may stay paused.
+	DefaultMaxConnStall = 60 * time.Second
 )
 
 // Config configures a Server. The zero value is usable.
@@ -47,6 +54,26 @@ type Config struct {
 	// TCPDelay turns Nagle's algorithm back on (TCP_NODELAY is set by default).
 	TCPDelay bool
 
+	// MaxConns caps open connections; one accepted over the cap is closed
+	// at once (counted in Stats.Refused, logged at most once a second).
+	// Zero sizes it from the open-files limit (three quarters of it, the
+	// rest left for store files and the other server of the process); a
+	// negative value means no cap.
+	MaxConns int
+
+	// MaxConnPending bounds a connection's requests being handled at once
+	// and MaxConnOutbound the reply bytes queued for it. Over either, the
+	// server stops decoding that connection's input until replies drain
+	// (back-pressure on a client that pipelines and does not read). Zero
+	// means DefaultMaxConnPending and DefaultMaxConnOutbound.
+	MaxConnPending  int
+	MaxConnOutbound int
+
+	// MaxConnStall closes a connection that stays paused this long, or
+	// that sends MaxFrameSize bytes more while paused. Zero means
+	// DefaultMaxConnStall.
+	MaxConnStall time.Duration
+
 	// OnPanic, when set, is called on the handler's goroutine with each
 	// handler panic, after it is logged and before SYSTEM_ERROR is sent
 	// (rmqtest fails the test that caused it).
@@ -62,6 +89,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxHandlers <= 0 {
 		c.MaxHandlers = DefaultMaxHandlers
+	}
+	if c.MaxConns == 0 {
+		c.MaxConns = fdLimit() * 3 / 4
+	}
+	if c.MaxConnPending <= 0 {
+		c.MaxConnPending = DefaultMaxConnPending
+	}
+	if c.MaxConnOutbound <= 0 {
+		c.MaxConnOutbound = DefaultMaxConnOutbound
+	}
+	if c.MaxConnStall <= 0 {
+		c.MaxConnStall = DefaultMaxConnStall
 	}
 	if c.InvokeTimeout <= 0 {
 		c.InvokeTimeout = DefaultInvokeTimeout

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -62,6 +63,16 @@ type Conn struct {
 	loopDone bool // event loop only: OnClose ran, gc must not be used
 	lowat    int  // event loop only: the socket's SO_RCVLOWAT (0: never set, i.e. 1)
 
+	// Back-pressure, event loop only: when the connection was paused
+	// (zero: it is not) and whether a re-check is scheduled.
+	pausedAt time.Time
+	recheck  bool
+	decoding bool // a frame with a large header is being decoded aside
+	loop     gnet.EventLoop
+
+	// outLen is len(out), for the event loop to read without c.mu.
+	outLen atomic.Int64
+
 	// inflight counts this connection's requests handed to workers whose
 	// handler has not returned yet; a writer that sees some yields once
 	// so their replies can join its write.
@@ -92,6 +103,7 @@ func newConn(s *Server, gc gnet.Conn) *Conn {
 		cancel: cancel,
 		closed: make(chan struct{}),
 		fd:     gc.Fd(),
+		loop:   gc.EventLoop(),
 	}
 	if c.remote != nil {
 		c.remoteStr = c.remote.String()
@@ -282,6 +294,7 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		return err
 	}
 	c.out = out
+	c.outLen.Store(int64(len(out)))
 	if c.writing || c.corks > 0 {
 		c.mu.Unlock()
 		return nil // the writer at work, or the last Uncork, takes it along
@@ -315,6 +328,7 @@ func (c *Conn) writeOutLocked() error {
 	for {
 		buf := c.out
 		c.out, c.spare = c.spare[:0], nil
+		c.outLen.Store(int64(len(buf))) // still queued until written
 		c.mu.Unlock()
 		n, err := c.writeDirect(buf)
 		c.mu.Lock()
@@ -327,11 +341,13 @@ func (c *Conn) writeOutLocked() error {
 			rest := append(buf[:copy(buf, buf[n:])], c.out...)
 			c.keep(c.out)
 			c.out = rest
+			c.outLen.Store(int64(len(rest)))
 			c.viaLoop = true
 			c.mu.Unlock()
 			return c.scheduleFlush()
 		}
 		c.keep(buf)
+		c.outLen.Store(int64(len(c.out)))
 		if len(c.out) == 0 {
 			c.writing = false
 			c.trimBuffers()
@@ -415,6 +431,7 @@ func (c *Conn) scheduleFlush() error {
 		c.mu.Lock()
 		c.writing = false
 		c.out = c.out[:0]
+		c.outLen.Store(0)
 		c.mu.Unlock()
 		return fmt.Errorf("rocketmq: write to %s: %w", c.remoteStr, err)
 	}
@@ -426,7 +443,13 @@ type flusher Conn
 
 func (f *flusher) Run(context.Context) error {
 	c := (*Conn)(f)
-	c.mu.Lock()
+	// The loop must not queue behind senders copying replies in under
+	// c.mu: every other connection of the loop would wait too. When the
+	// lock is busy the flush runs again later; c.writing stays set, so the
+	// senders just queue their frames for it.
+	if !c.mu.TryLock() {
+		return c.retryFlush()
+	}
 	for len(c.out) > 0 {
 		buf := c.out
 		c.out, c.spare = c.spare[:0], nil
@@ -437,9 +460,12 @@ func (f *flusher) Run(context.Context) error {
 				c.srv.log.Debug("write failed", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
 			}
 		}
-		c.mu.Lock()
+		if !c.mu.TryLock() {
+			return c.retryFlush()
+		}
 		c.keep(buf)
 	}
+	c.outLen.Store(0)
 	if !c.loopDone && c.gc.OutboundBuffered() == 0 {
 		c.viaLoop = false // gnet has sent everything: senders may write again
 		c.trimBuffers()
@@ -447,6 +473,26 @@ func (f *flusher) Run(context.Context) error {
 	c.writing = false
 	c.mu.Unlock()
 	return nil // an error here would not be reported anywhere useful
+}
+
+// retryFlush queues the flusher again behind the loop's other work.
+func (c *Conn) retryFlush() error {
+	if c.loopDone {
+		c.mu.Lock()
+		c.writing = false
+		c.out = c.out[:0]
+		c.outLen.Store(0)
+		c.mu.Unlock()
+		return nil
+	}
+	if err := c.loop.Execute(context.Background(), (*flusher)(c)); err != nil {
+		c.mu.Lock()
+		c.writing = false
+		c.out = c.out[:0]
+		c.outLen.Store(0)
+		c.mu.Unlock()
+	}
+	return nil
 }
 
 // maxLowat bounds the wake-up threshold: a larger frame is read as it comes.

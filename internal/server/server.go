@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,13 +96,20 @@ type Server struct {
 	// sixth of the broker's CPU). An idle worker waits on work; dispatch
 	// starts a new one only when none is waiting.
 	work    chan job
+	bigSem  chan struct{} // frames being decoded aside (decodeAside)
 	workers sync.WaitGroup
 
-	eng      gnet.Engine
-	addr     string
-	runDone  chan struct{}
-	runErr   error
-	closedCh chan struct{} // closed when Close has finished
+	cli        *gnet.Client // gnet's loops, without a listener of gnet's
+	ln         net.Listener
+	acceptDone chan struct{}
+	addr       string
+	closedCh   chan struct{} // closed when Close has finished
+
+	conns    atomic.Int64 // open connections, for MaxConns
+	stats    counters
+	capLog   rateLog // connections refused over MaxConns
+	errLog   rateLog // accept failures
+	stallLog rateLog // connections closed by back-pressure
 }
 
 // New returns a server that is not yet listening.
@@ -120,6 +126,7 @@ func New(cfg Config) *Server {
 		done:       make(chan struct{}),
 		closedCh:   make(chan struct{}),
 		work:       make(chan job),
+		bigSem:     make(chan struct{}, maxBigDecodes),
 	}
 }
 
@@ -191,62 +198,49 @@ func (s *Server) Start(addr string) error {
 		return ErrServerStarted
 	}
 	s.started = true
-	s.runDone = make(chan struct{})
 	s.gate.Unlock()
 
-	protoAddr := addr
-	if !strings.Contains(addr, "://") {
-		protoAddr = "tcp://" + addr
+	network, hostport := "tcp", addr
+	if i := strings.Index(addr, "://"); i >= 0 {
+		network, hostport = addr[:i], addr[i+3:]
+	}
+	// Go enables keep-alive on accepted connections unless told otherwise;
+	// Java's NettyRemotingServer leaves it off.
+	lc := net.ListenConfig{KeepAlive: -1}
+	ln, err := lc.Listen(context.Background(), network, hostport)
+	if err != nil {
+		s.gate.Lock()
+		s.started = false
+		s.gate.Unlock()
+		return fmt.Errorf("rocketmq: listen on %s: %w", addr, err)
 	}
 	opts := []gnet.Option{
 		gnet.WithLogger(gnetLogger{s.log.With("component", "gnet")}),
 		gnet.WithMulticore(s.cfg.Multicore),
 		gnet.WithNumEventLoop(s.cfg.EventLoops),
-		gnet.WithReuseAddr(true), // like Java; lets a test restart a server on its port
 		gnet.WithTCPKeepAlive(s.cfg.TCPKeepAlive),
 	}
 	if s.cfg.TCPDelay {
 		opts = append(opts, gnet.WithTCPNoDelay(gnet.TCPDelay))
 	}
-	booted := make(chan gnet.Engine, 1)
-	go func() {
-		defer close(s.runDone)
-		s.runErr = gnet.Run(&events{s: s, booted: booted}, protoAddr, opts...)
-	}()
-	select {
-	case eng := <-booted:
-		s.eng = eng
-	case <-s.runDone:
-		if s.runErr == nil {
-			s.runErr = ErrServerClosed
-		}
-		return fmt.Errorf("rocketmq: listen on %s: %w", addr, s.runErr)
+	cli, err := gnet.NewClient(&events{s: s}, opts...)
+	if err == nil {
+		err = cli.Start()
 	}
-	bound, err := boundAddr(s.eng)
 	if err != nil {
-		s.stopEngine()
-		return fmt.Errorf("rocketmq: bound address of %s: %w", addr, err)
+		_ = ln.Close()
+		s.gate.Lock()
+		s.started = false
+		s.gate.Unlock()
+		return fmt.Errorf("rocketmq: start event loops for %s: %w", addr, err)
 	}
-	s.addr = bound
-	s.log.Debug("server listening", "addr", bound)
+	s.cli = cli
+	s.ln = ln
+	s.addr = ln.Addr().String()
+	s.acceptDone = make(chan struct{})
+	go s.acceptLoop(openReserve())
+	s.log.Debug("server listening", "addr", s.addr)
 	return nil
-}
-
-// boundAddr reads the real listening address through a duplicate of the
-// listener's descriptor (the configured one may say port 0).
-func boundAddr(eng gnet.Engine) (string, error) {
-	fd, err := eng.Dup()
-	if err != nil {
-		return "", err
-	}
-	f := os.NewFile(uintptr(fd), "listener")
-	defer f.Close()
-	ln, err := net.FileListener(f)
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // Addr returns the bound "host:port" after a successful Start.
@@ -301,28 +295,20 @@ func (s *Server) Close(ctx context.Context) error {
 	return err
 }
 
-// stopEngine asks gnet to stop, which closes every connection, and waits
-// for gnet.Run to return. Engine.Stop polls every 500 ms, so it is
-// cancelled as soon as Run has returned.
+// stopEngine stops accepting, then stops gnet's loops, which close every
+// connection, and waits for them.
 func (s *Server) stopEngine() {
-	stopCtx, cancel := context.WithCancel(context.Background())
-	stopErr := make(chan error, 1)
-	go func() { stopErr <- s.eng.Stop(stopCtx) }()
-	<-s.runDone
-	cancel()
-	<-stopErr
+	_ = s.ln.Close()
+	<-s.acceptDone
+	if err := s.cli.Stop(); err != nil {
+		s.log.Debug("event loops stopped", "err", err)
+	}
 }
 
 // events is the gnet event handler.
 type events struct {
 	gnet.BuiltinEventEngine
-	s      *Server
-	booted chan gnet.Engine
-}
-
-func (e *events) OnBoot(eng gnet.Engine) gnet.Action {
-	e.booted <- eng
-	return gnet.None
+	s *Server
 }
 
 func (e *events) OnOpen(gc gnet.Conn) ([]byte, gnet.Action) {
@@ -343,6 +329,7 @@ func (e *events) OnClose(gc gnet.Conn, err error) gnet.Action {
 	}
 	c.closeOnLoop()
 	s := e.s
+	s.conns.Add(-1)
 	s.log.Debug("connection closed", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
 	for _, f := range s.onClose {
 		f(c)
@@ -366,6 +353,16 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		}
 	}()
 	for range maxFramesPerEvent {
+		if c.decoding {
+			return gnet.None // decodeAside wakes the loop when done
+		}
+		if s.overLimits(c, gc) {
+			if s.holdBack(c, gc) {
+				return gnet.Close
+			}
+			return gnet.None
+		}
+		c.pausedAt = time.Time{}
 		prefix, err := gc.Peek(4)
 		if err != nil {
 			// Wait for the length prefix (or, at a frame boundary, for
@@ -381,6 +378,20 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		frame, err := gc.Peek(size)
 		if err != nil {
 			c.wakeAfter(size - gc.InboundBuffered()) // wait for the rest of the frame
+			return gnet.None
+		}
+		if headerLen(frame) > maxLoopHeader {
+			s.gate.RLock()
+			if s.draining {
+				s.gate.RUnlock()
+				return gnet.Close
+			}
+			s.wg.Add(1)
+			s.gate.RUnlock()
+			c.decoding = true
+			own := ownFrame(frame)
+			_, _ = gc.Discard(size)
+			go s.decodeAside(c, own)
 			return gnet.None
 		}
 		// The body stays a view of gnet's buffer while an inline handler

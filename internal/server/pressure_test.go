@@ -1,0 +1,113 @@
+package server
+
+import (
+	"context"
+	"net"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+const codeBig int32 = 1002
+
+// bigReply is the body of every codeBig answer, shared so that only the
+// server's queued frames take memory.
+var bigReply = make([]byte, 64<<10)
+
+// pipeliner writes n codeBig requests on one connection and never reads.
+func pipeliner(t *testing.T, addr string, n int) net.Conn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, rawframe.Wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	var frames []byte
+	for i := range n {
+		frames, err = req(codeBig, int32(i), remoting.SerializeJSON, "").AppendFrame(frames)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() { _, _ = nc.Write(frames) }() // blocks only if the server stops reading
+	return nc
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestPipelinerWithoutReadsIsBounded: a client that pipelines thousands of
+// requests with large replies and never reads them must not grow the
+// server's memory without bound, and other clients keep being served.
+func TestPipelinerWithoutReadsIsBounded(t *testing.T) {
+	const n = 3000 // unbounded, the replies alone would be 3000 × 64 KiB = 188 MiB
+	var handled atomic.Int64
+	s := New(Config{MaxConnPending: 8, MaxConnOutbound: 1 << 20})
+	s.Handle(codeEcho, echo)
+	s.Handle(codeBig, func(context.Context, *Conn, *remoting.Command) *remoting.Command {
+		handled.Add(1)
+		resp := remoting.NewResponse(remoting.Success, "")
+		resp.Body = bigReply
+		return resp
+	})
+	addr := startServer(t, s)
+	before := heapInUse()
+
+	pipeliner(t, addr, n)
+	testutil.WaitFor(t, 30*time.Second, "the pipelining connection paused or fully served", func() bool {
+		return s.Stats().Paused > 0 || handled.Load() == n
+	})
+	// Others are served while it is held back.
+	cl := rawframe.Dial(t, addr)
+	for i := range 100 {
+		if resp := cl.Call(req(codeEcho, int32(i), remoting.SerializeJSON, "x")); resp.Code != remoting.Success {
+			t.Fatalf("echo %d: code %d", i, resp.Code)
+		}
+	}
+	grown := int64(heapInUse()) - int64(before)
+	const bound = 32 << 20
+	if grown > bound {
+		t.Errorf("heap grew by %d MiB with one connection not reading; want under %d MiB (handled %d of %d)",
+			grown>>20, bound>>20, handled.Load(), n)
+	}
+	if h := handled.Load(); h == n {
+		t.Errorf("all %d requests were handled for a connection that reads nothing", n)
+	}
+	t.Logf("heap grew by %d KiB; %d of %d requests handled; stats %+v", grown>>10, handled.Load(), n, s.Stats())
+}
+
+// TestStalledConnectionIsClosed: a paused connection that stays paused
+// past MaxConnStall is closed, and only that one.
+func TestStalledConnectionIsClosed(t *testing.T) {
+	s := New(Config{MaxConnPending: 4, MaxConnOutbound: 256 << 10, MaxConnStall: 300 * time.Millisecond})
+	s.Handle(codeEcho, echo)
+	s.Handle(codeBig, func(context.Context, *Conn, *remoting.Command) *remoting.Command {
+		resp := remoting.NewResponse(remoting.Success, "")
+		resp.Body = bigReply
+		return resp
+	})
+	addr := startServer(t, s)
+	other := rawframe.Dial(t, addr)
+	if resp := other.Call(req(codeEcho, 1, remoting.SerializeJSON, "x")); resp.Code != remoting.Success {
+		t.Fatalf("echo: code %d", resp.Code)
+	}
+	// The requests keep coming (a pause re-checks on input or on a
+	// timer while input is waiting).
+	pipeliner(t, addr, 2000)
+	testutil.WaitFor(t, 30*time.Second, "the stalled connection closed", func() bool {
+		return s.Stats().Stalled == 1
+	})
+	testutil.WaitFor(t, 10*time.Second, "one connection left", func() bool { return s.Stats().Conns == 1 })
+	if resp := other.Call(req(codeEcho, 2, remoting.SerializeJSON, "y")); resp.Code != remoting.Success {
+		t.Fatalf("echo after: code %d", resp.Code)
+	}
+}
