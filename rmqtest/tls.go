@@ -2,6 +2,8 @@ package rmqtest
 
 import (
 	"crypto/tls"
+	"crypto/x509"
+	"errors"
 	"fmt"
 
 	"github.com/go-rocketmq/rocketmq/internal/server"
@@ -22,9 +24,9 @@ type tlsSetup struct {
 // 127.0.0.1, ::1 and localhost; clients then trust it with
 // Cluster.TLSClientConfig. The mode is permissive (TLS and plain on one
 // port, Java's default) unless WithTLSMode says otherwise. Brokers register
-// over TLS, verifying the NameServer against serverCfg.RootCAs (set it to
-// the pool of the CA that signed serverCfg's certificate) or the throwaway
-// CA.
+// over TLS, verifying the NameServer against serverCfg.RootCAs (the pool
+// of the CA that signed serverCfg's certificate) when set, else trusting
+// exactly serverCfg's first certificate, or against the throwaway CA.
 func WithTLS(serverCfg *tls.Config) Option {
 	return func(c *config) { c.tls.on, c.tls.server = true, serverCfg }
 }
@@ -47,6 +49,9 @@ func (c *config) setupTLS() error {
 	}
 	if t.server != nil {
 		t.client = &tls.Config{RootCAs: t.server.RootCAs, MinVersion: tls.VersionTLS12}
+		if t.client.RootCAs == nil {
+			return pinCertificate(t.client, t.server)
+		}
 		return nil
 	}
 	ca, err := testca.New()
@@ -81,3 +86,27 @@ func (c *Cluster) TLSClientConfig() *tls.Config {
 // CACertPEM returns the cluster's throwaway CA certificate in PEM form, or
 // nil (see TLSClientConfig).
 func (c *Cluster) CACertPEM() []byte { return c.cfg.tls.caPEM }
+
+// pinCertificate makes client trust exactly the first certificate of
+// server, under the first name it carries: brokers then verify the
+// NameServer of their own cluster whatever addresses the certificate names.
+func pinCertificate(client, server *tls.Config) error {
+	if len(server.Certificates) == 0 || len(server.Certificates[0].Certificate) == 0 {
+		return errors.New("rocketmq: rmqtest: TLS configuration has no certificate")
+	}
+	leaf, err := x509.ParseCertificate(server.Certificates[0].Certificate[0])
+	if err != nil {
+		return fmt.Errorf("rocketmq: rmqtest: TLS certificate: %w", err)
+	}
+	client.RootCAs = x509.NewCertPool()
+	client.RootCAs.AddCert(leaf)
+	switch {
+	case len(leaf.DNSNames) > 0:
+		client.ServerName = leaf.DNSNames[0]
+	case len(leaf.IPAddresses) > 0:
+		client.ServerName = leaf.IPAddresses[0].String()
+	default:
+		return errors.New("rocketmq: rmqtest: TLS certificate names no host (no subject alternative name)")
+	}
+	return nil
+}

@@ -114,6 +114,10 @@ func TestParseFlags(t *testing.T) {
 		{"timer precision too fine", []string{"-timer-precision", "10us"}, false},
 		{"connection limits", []string{"-max-conns", "-1", "-max-conn-pending", "64", "-max-conn-outbound", "1048576", "-max-conn-stall", "5s"}, true},
 		{"negative connection stall", []string{"-max-conn-stall", "-1s"}, false},
+		{"tls", []string{"-tls-cert", "c.pem", "-tls-key", "k.pem", "-tls-mode", "enforcing"}, true},
+		{"tls cert without key", []string{"-tls-cert", "c.pem"}, false},
+		{"tls mode without cert", []string{"-tls-mode", "permissive"}, false},
+		{"bad tls mode", []string{"-tls-cert", "c.pem", "-tls-key", "k.pem", "-tls-mode", "on"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseFlags(tc.args, io.Discard)
