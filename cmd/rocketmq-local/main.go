@@ -125,7 +125,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 		"filter SQL92 subscriptions by message properties (a Java broker's enablePropertyFilter, false there by default)")
 	fs.StringVar(&o.aclFile, "acl-file", "", "enable ACL with the accounts of `FILE` (Java's plain_acl.yml format, reloaded when it changes)")
 	fs.IntVar(&o.maxConns, "max-conns", 0, "open connections per server (0: three quarters of the open-files limit; negative: no cap)")
-	fs.IntVar(&o.maxPending, "max-conn-pending", 0, "requests of one connection handled at once before its input is paused (0: 1024)")
+	fs.IntVar(&o.maxPending, "max-conn-pending", 0, "requests of one connection handled at once before its input is paused (0: 64)")
 	fs.IntVar(&o.maxOutbound, "max-conn-outbound", 0, "reply bytes queued for one connection before its input is paused (0: 16 MiB)")
 	fs.DurationVar(&o.maxStall, "max-conn-stall", 0, "how long a connection may stay paused before it is closed (0: 60s)")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve TLS on every port with the PEM certificate (chain) in `FILE`")

@@ -149,7 +149,7 @@ type Config struct {
 	// Network limits of the broker's server, each zero for the server's
 	// default (Java has none of them): MaxConns caps open connections
 	// (negative: no cap; default three quarters of the open-files limit);
-	// MaxConnPending (1024) and MaxConnOutbound (16 MiB) bound one
+	// MaxConnPending (64) and MaxConnOutbound (16 MiB) bound one
 	// connection's running requests and queued reply bytes before its
 	// input is paused; MaxConnStall (60 s) closes a connection paused that
 	// long.

@@ -17,7 +17,7 @@ const (
 
 	// DefaultMaxConnPending and DefaultMaxConnOutbound bound what one
 	// connection can make the server hold before its input is paused.
-	DefaultMaxConnPending  = 1024
+	DefaultMaxConnPending  = 64
 	DefaultMaxConnOutbound = 16 << 20
 	// DefaultMaxConnStall is how long a connection may stay paused.
 	DefaultMaxConnStall = 60 * time.Second

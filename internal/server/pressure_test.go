@@ -4,10 +4,12 @@ import (
 	"context"
 	"net"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq/internal/testlog"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/internal/testutil/rawframe"
 	"github.com/go-rocketmq/rocketmq/remoting"
@@ -109,5 +111,32 @@ func TestStalledConnectionIsClosed(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, "one connection left", func() bool { return s.Stats().Conns == 1 })
 	if resp := other.Call(req(codeEcho, 2, remoting.SerializeJSON, "y")); resp.Code != remoting.Success {
 		t.Fatalf("echo after: code %d", resp.Code)
+	}
+}
+
+// TestBusyLogIsRateLimited: a burst of SYSTEM_BUSY answers logs one WARN
+// line (with the count of the others on the next), not one per request.
+func TestBusyLogIsRateLimited(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	logs := &testlog.Buffer{}
+	s := New(Config{MaxHandlers: 1, Logger: logs.Logger()})
+	s.Handle(codeEcho, func(ctx context.Context, c *Conn, r *remoting.Command) *remoting.Command {
+		entered <- struct{}{}
+		<-release
+		return echo(ctx, c, r)
+	})
+	cl := rawframe.Dial(t, startServer(t, s))
+	cl.Send(req(codeEcho, 1, remoting.SerializeJSON, "slow"))
+	recv(t, entered, "first handler")
+	const burst = 200
+	for i := range burst {
+		if resp := cl.CallNext(req(codeEcho, int32(i+2), remoting.SerializeJSON, "x")); resp.Code != remoting.SystemBusy {
+			t.Fatalf("request %d: code %d, want SYSTEM_BUSY", i, resp.Code)
+		}
+	}
+	close(release)
+	if n := strings.Count(logs.String(), "SYSTEM_BUSY"); n < 1 || n > 3 {
+		t.Errorf("%d SYSTEM_BUSY log lines for %d answers, want one a second", n, burst)
 	}
 }

@@ -111,6 +111,7 @@ type Server struct {
 	capLog   rateLog // connections refused over MaxConns
 	errLog   rateLog // accept failures
 	stallLog rateLog // connections closed by back-pressure
+	busyLog  rateLog // SYSTEM_BUSY answers: a burst is one line a second
 }
 
 // New returns a server that is not yet listening.
@@ -497,7 +498,7 @@ func (s *Server) dispatch(c *Conn, cmd *remoting.Command) {
 	}
 	if s.active.Add(1) > int64(s.cfg.MaxHandlers) {
 		s.active.Add(-1)
-		s.busy.note(s.log, cmd.Code, c.remoteStr)
+		s.busyLog.log(s.log, "handlers saturated, answering SYSTEM_BUSY", logKeyCode, cmd.Code, logKeyRemote, c.remoteStr)
 		if !cmd.IsOneway() {
 			_ = c.Reply(cmd, remoting.NewResponse(remoting.SystemBusy,
 				"[OVERLOAD]system busy, start flow control for a while"))
