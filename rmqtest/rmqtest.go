@@ -51,6 +51,8 @@ type config struct {
 	aclYAML   string        // accounts written to <dir>/plain_acl.yml
 	aclFile   string        // accounts file; ACL is on when set
 	aclReload time.Duration // accounts file poll interval
+
+	tls tlsSetup // WithTLS (tls.go)
 }
 
 func defaultConfig() config {
@@ -301,10 +303,16 @@ func NewCluster(opts ...Option) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	if err := c.cfg.setupTLS(); err != nil {
+		c.cleanupDir()
+		return nil, err
+	}
+	nsTLS, nsTLSMode := c.cfg.serverTLS()
 	ns, err := namesrv.New(namesrv.Config{Logger: cfg.logger, BrokerExpiry: cfg.brokerExpiry,
 		OnPanic: cfg.nsPanic, Intercept: c.interceptNameServer,
 		MaxConns: cfg.conns.maxConns, MaxConnPending: cfg.conns.maxPending,
-		MaxConnOutbound: cfg.conns.maxOutbound, MaxConnStall: cfg.conns.maxStall})
+		MaxConnOutbound: cfg.conns.maxOutbound, MaxConnStall: cfg.conns.maxStall,
+		TLS: nsTLS, TLSMode: nsTLSMode})
 	if err != nil {
 		c.cleanupDir()
 		return nil, err
@@ -356,6 +364,10 @@ func (c *Cluster) brokerConfig(name string) broker.Config {
 	}
 	if cfg.aclFile != "" {
 		bc.AclEnable, bc.AclFile, bc.AclReloadInterval = true, cfg.aclFile, cfg.aclReload
+	}
+	bc.TLS, bc.TLSMode = cfg.serverTLS()
+	if cfg.tls.on {
+		bc.NameServerTLS = cfg.tls.client
 	}
 	for _, tw := range cfg.tweaks {
 		tw(&bc)

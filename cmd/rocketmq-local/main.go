@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,6 +60,9 @@ type options struct {
 	maxOutbound   int
 	maxStall      time.Duration
 	offsetFlush   time.Duration
+	tlsCert       string
+	tlsKey        string
+	tlsMode       string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -81,6 +85,15 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.offsetFlush <= 0 {
 		return o, errors.New("-offset-flush-interval must be positive")
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return o, errors.New("-tls-cert and -tls-key go together")
+	}
+	if o.tlsMode != "" && o.tlsMode != "permissive" && o.tlsMode != "enforcing" {
+		return o, fmt.Errorf("-tls-mode must be permissive or enforcing, not %q", o.tlsMode)
+	}
+	if o.tlsMode != "" && o.tlsCert == "" {
+		return o, errors.New("-tls-mode needs -tls-cert and -tls-key")
 	}
 	if o.timerPrec < time.Millisecond {
 		return o, fmt.Errorf("-timer-precision %v is below 1ms", o.timerPrec)
@@ -131,6 +144,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.maxOutbound, "max-conn-outbound", 0, "reply bytes queued for one connection before its input is paused (0: 16 MiB)")
 	fs.DurationVar(&o.maxStall, "max-conn-stall", 0, "how long a connection may stay paused before it is closed (0: 60s)")
 	fs.DurationVar(&o.offsetFlush, "offset-flush-interval", 5*time.Second, "how often consumer offsets are written to disk")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve TLS on every port with the PEM certificate (chain) in `FILE`")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key of -tls-cert in `FILE`")
+	fs.StringVar(&o.tlsMode, "tls-mode", "", "with -tls-cert: permissive (TLS and plain on one port, Java's default) or enforcing (TLS only)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	fs.StringVar(&o.metrics, "metrics", "", "serve the brokers' metrics for Prometheus at http://`ADDR`/metrics (host:port; no host means 127.0.0.1; default off)")
 	return fs
@@ -211,6 +227,14 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if o.aclFile != "" {
 		opts = append(opts, rmqtest.WithACLFile(o.aclFile))
+	}
+	if o.tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+		if err != nil {
+			return fmt.Errorf("-tls-cert/-tls-key: %w", err)
+		}
+		opts = append(opts, rmqtest.WithTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}),
+			rmqtest.WithTLSMode(o.tlsMode))
 	}
 	c, err := rmqtest.NewCluster(opts...)
 	if err != nil {

@@ -120,6 +120,10 @@ func TestParseFlags(t *testing.T) {
 		{"negative connection stall", []string{"-max-conn-stall", "-1s"}, false},
 		{"offset flush interval", []string{"-offset-flush-interval", "500ms"}, true},
 		{"offset flush interval zero", []string{"-offset-flush-interval", "0s"}, false},
+		{"tls", []string{"-tls-cert", "c.pem", "-tls-key", "k.pem", "-tls-mode", "enforcing"}, true},
+		{"tls cert without key", []string{"-tls-cert", "c.pem"}, false},
+		{"tls mode without cert", []string{"-tls-mode", "permissive"}, false},
+		{"bad tls mode", []string{"-tls-cert", "c.pem", "-tls-key", "k.pem", "-tls-mode", "on"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parseFlags(tc.args, io.Discard)

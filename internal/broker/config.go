@@ -1,12 +1,14 @@
 package broker
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/server"
 	"github.com/go-rocketmq/rocketmq/internal/store"
 )
 
@@ -176,6 +178,15 @@ type Config struct {
 	MaxConnPending  int
 	MaxConnOutbound int
 	MaxConnStall    time.Duration
+
+	// TLS of the broker's port (Java's TlsSystemConfig): TLS holds the
+	// server certificate; TLSMode defaults to server.TLSPermissive when TLS
+	// is set (Java's tls.server.mode default) and to disabled otherwise.
+	// NameServerTLS, when set, is the client TLS configuration of the
+	// broker's NameServer connections (Java's tls.enable on the broker).
+	TLS           *tls.Config
+	TLSMode       server.TLSMode
+	NameServerTLS *tls.Config
 
 	Logger *slog.Logger
 

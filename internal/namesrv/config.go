@@ -1,6 +1,7 @@
 package namesrv
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,6 +64,12 @@ type Config struct {
 	MaxConnPending  int
 	MaxConnOutbound int
 	MaxConnStall    time.Duration
+
+	// TLS holds the server certificate of the NameServer's port; TLSMode
+	// defaults to server.TLSPermissive when TLS is set (Java's
+	// tls.server.mode default) and to disabled otherwise.
+	TLS     *tls.Config
+	TLSMode server.TLSMode
 
 	// Now is the clock for liveness timestamps. nil means time.Now.
 	Now func() time.Time

@@ -68,6 +68,9 @@ func New(cfg Config) (*NameServer, error) {
 		MaxConnPending:  cfg.MaxConnPending,
 		MaxConnOutbound: cfg.MaxConnOutbound,
 		MaxConnStall:    cfg.MaxConnStall,
+
+		TLS:     cfg.TLS,
+		TLSMode: cfg.TLSMode,
 	})
 	ns.register()
 	ns.srv.OnConnClose(ns.onConnClose)

@@ -79,13 +79,25 @@ func (s *Server) admit(nc net.Conn) {
 		_ = tc.SetNoDelay(false)
 	}
 	s.conns.Add(1)
+	if s.tls != nil {
+		s.admitTLS(nc)
+		return
+	}
+	s.enroll(nc, nil)
+}
+
+// enroll hands a counted connection to gnet with ctx as its gnet context,
+// and uncounts it when that fails.
+func (s *Server) enroll(nc net.Conn, ctx any) bool {
 	// Enroll duplicates the descriptor for gnet and closes nc.
-	if _, err := s.cli.Enroll(nc); err != nil {
+	if _, err := s.cli.EnrollContext(nc, ctx); err != nil {
 		s.conns.Add(-1)
 		s.stats.acceptErrors.Add(1)
 		s.stats.refused.Add(1) // Enroll closed it
 		s.errLog.log(s.log, "cannot register connection", logKeyRemote, nc.RemoteAddr().String(), "err", err)
+		return false
 	}
+	return true
 }
 
 // fdExhausted reports whether err says the process or system ran out of
@@ -100,6 +112,7 @@ type counters struct {
 	acceptErrors atomic.Int64
 	paused       atomic.Int64
 	stalled      atomic.Int64
+	tlsFailed    atomic.Int64
 }
 
 // Stats are counts of what the server's network layer did.
@@ -119,6 +132,10 @@ type Stats struct {
 	// Stalled counts connections closed because they stayed paused past
 	// MaxConnStall or sent too much while paused.
 	Stalled int64
+	// TLSFailed counts connections closed before reaching the event loops
+	// with TLS on: handshake failed or timed out, no first byte in time,
+	// or plain in enforcing mode.
+	TLSFailed int64
 }
 
 // Stats returns the server's current counts.
@@ -129,6 +146,7 @@ func (s *Server) Stats() Stats {
 		AcceptErrors: s.stats.acceptErrors.Load(),
 		Paused:       s.stats.paused.Load(),
 		Stalled:      s.stats.stalled.Load(),
+		TLSFailed:    s.stats.tlsFailed.Load(),
 	}
 }
 

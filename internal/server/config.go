@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"time"
@@ -74,6 +75,21 @@ type Config struct {
 	// DefaultMaxConnStall.
 	MaxConnStall time.Duration
 
+	// TLS, when set, holds the server certificate and lets clients connect
+	// with TLS. TLSMode is TLSPermissive when TLS is set and TLSDisabled
+	// otherwise unless given: permissive is Java's server default once TLS
+	// is configured (plain and TLS on one port).
+	TLS     *tls.Config
+	TLSMode TLSMode
+	// TLSHandshakeTimeout closes a connection that has not sent its first
+	// byte or finished its TLS handshake in time. Zero means
+	// DefaultTLSHandshakeTimeout.
+	TLSHandshakeTimeout time.Duration
+	// MaxTLSHandshakes bounds connections waiting for their first byte or
+	// in a TLS handshake; one accepted over it is closed at once. Zero
+	// means DefaultMaxTLSHandshakes.
+	MaxTLSHandshakes int
+
 	// OnPanic, when set, is called on the handler's goroutine with each
 	// handler panic, after it is logged and before SYSTEM_ERROR is sent
 	// (rmqtest fails the test that caused it).
@@ -101,6 +117,18 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConnStall <= 0 {
 		c.MaxConnStall = DefaultMaxConnStall
+	}
+	if c.TLSMode == "" {
+		c.TLSMode = TLSDisabled
+		if c.TLS != nil {
+			c.TLSMode = TLSPermissive
+		}
+	}
+	if c.TLSHandshakeTimeout <= 0 {
+		c.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout
+	}
+	if c.MaxTLSHandshakes <= 0 {
+		c.MaxTLSHandshakes = DefaultMaxTLSHandshakes
 	}
 	if c.InvokeTimeout <= 0 {
 		c.InvokeTimeout = DefaultInvokeTimeout

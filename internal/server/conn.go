@@ -93,12 +93,16 @@ type Conn struct {
 
 func newConn(s *Server, gc gnet.Conn) *Conn {
 	ctx, cancel := context.WithCancel(s.baseCtx)
+	local, remote := localAddr(gc.Fd(), gc.LocalAddr()), gc.RemoteAddr()
+	if p, ok := gc.Context().(*peerAddrs); ok { // a TLS bridge (tls.go)
+		local, remote = p.local, p.remote
+	}
 	c := &Conn{
 		srv:    s,
 		gc:     gc,
 		id:     s.nextConn.Add(1),
-		local:  localAddr(gc.Fd(), gc.LocalAddr()),
-		remote: gc.RemoteAddr(),
+		local:  local,
+		remote: remote,
 		ctx:    ctx,
 		cancel: cancel,
 		closed: make(chan struct{}),

@@ -105,6 +105,7 @@ type Server struct {
 	addr       string
 	closedCh   chan struct{} // closed when Close has finished
 
+	tls      *tlsServer   // nil unless TLS is on (tls.go)
 	conns    atomic.Int64 // open connections, for MaxConns
 	stats    counters
 	capLog   rateLog // connections refused over MaxConns
@@ -200,6 +201,12 @@ func (s *Server) Start(addr string) error {
 	s.started = true
 	s.gate.Unlock()
 
+	if err := s.startTLS(); err != nil {
+		s.gate.Lock()
+		s.started = false
+		s.gate.Unlock()
+		return err
+	}
 	network, hostport := "tcp", addr
 	if i := strings.Index(addr, "://"); i >= 0 {
 		network, hostport = addr[:i], addr[i+3:]
@@ -300,9 +307,11 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) stopEngine() {
 	_ = s.ln.Close()
 	<-s.acceptDone
+	s.stopHandshakes()
 	if err := s.cli.Stop(); err != nil {
 		s.log.Debug("event loops stopped", "err", err)
 	}
+	s.waitBridges()
 }
 
 // events is the gnet event handler.
