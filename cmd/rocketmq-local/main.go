@@ -52,6 +52,10 @@ type options struct {
 	propFilter    bool
 	cpuProfile    string
 	aclFile       string
+	brokerConf    string          // -c: Java broker.conf
+	namesrvConf   string          // -n: Java namesrv.conf
+	namesrvAddr   string          // with -c: overrides namesrvAddr
+	explicit      map[string]bool // flags given on the command line
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -60,6 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	o.explicit = explicitFlags(fs)
 	if o.brokers < 1 || o.brokers > 26 {
 		return o, fmt.Errorf("-brokers %d out of range 1..26", o.brokers)
 	}
@@ -104,6 +109,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.propFilter, "enable-property-filter", true,
 		"filter SQL92 subscriptions by message properties (a Java broker's enablePropertyFilter, false there by default)")
 	fs.StringVar(&o.aclFile, "acl-file", "", "enable ACL with the accounts of `FILE` (Java's plain_acl.yml format, reloaded when it changes)")
+	addConfigFlags(fs, o)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	return fs
 }
@@ -124,6 +130,9 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 			return perr
 		}
 		defer func() { err = errors.Join(err, end()) }()
+	}
+	if o.brokerConf != "" || o.namesrvConf != "" {
+		return serveJavaConf(ctx, o, stdout, stderr)
 	}
 	return serve(ctx, o, stdout, stderr)
 }
