@@ -210,3 +210,52 @@ func hexDigit(c byte) (rune, bool) {
 	}
 	return 0, false
 }
+
+// Store writes m so that Parse (and Java's Properties.load) reads back
+// exactly m: like Format, with backslashes, line breaks, tabs and form
+// feeds escaped, and in keys also '=', ':', '#', '!' and spaces. Non-ASCII
+// text is written as UTF-8, not as \u escapes.
+func Store(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		escape(&b, k, true)
+		b.WriteByte('=')
+		escape(&b, m[k], false)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func escape(b *strings.Builder, s string, key bool) {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\f':
+			b.WriteString(`\f`)
+		case '=', ':', '#', '!':
+			if key {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		case ' ':
+			if key || i == 0 {
+				b.WriteByte('\\')
+			}
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+}

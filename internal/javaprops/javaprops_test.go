@@ -3,6 +3,7 @@ package javaprops
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -76,4 +77,19 @@ func TestFormatRoundTrip(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add("a=1\\\n b\n#x\n\\u0041=\\")
 	f.Fuzz(func(t *testing.T, s string) { Parse(s) })
+}
+
+func TestStoreRoundTrip(t *testing.T) {
+	m := map[string]string{
+		"plain": "v", "path": `C:\data\store`, "multi": "a\nb\r\tc\f", " key=with:odd#chars! ": "  lead",
+		"brokerName": "broker-a", "empty": "", "utf8": "é中",
+	}
+	s := Store(m)
+	back, err := Map(s)
+	if err != nil || !reflect.DeepEqual(back, m) {
+		t.Fatalf("Map(Store(m)) = %q, %v\n%s", back, err, s)
+	}
+	if want := "brokerName=broker-a\n"; !strings.Contains(s, want) {
+		t.Errorf("Store wrote %q, want the plain line %q", s, want)
+	}
 }
