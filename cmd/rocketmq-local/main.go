@@ -87,7 +87,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: rocketmq-local [flags]\n\n"+
-			"Runs a NameServer and one or more brokers in one process.\n\nFlags:\n")
+			"Runs a NameServer and one or more brokers in one process, or with -c / -n\n"+
+			"a broker and a NameServer from Java's broker.conf / namesrv.conf.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.namesrv, "namesrv", "127.0.0.1:9876", "NameServer listen `ADDR`")

@@ -61,7 +61,7 @@ func (s *brokerConf) update(b *Broker, props map[string]string) {
 	}
 	s.version.Counter++
 	s.version.Timestamp = time.Now().UnixMilli()
-	if err := atomicfile.Write(s.cfg.ConfigPath, []byte(javaprops.Format(s.cfg.Properties())), 0o644); err != nil {
+	if err := atomicfile.Write(s.cfg.ConfigPath, []byte(s.textLocked(b.Addr())), 0o644); err != nil {
 		// Java logs a failed persist and still answers SUCCESS.
 		b.log.Error("persist broker config", "path", s.cfg.ConfigPath, "err", err)
 	}

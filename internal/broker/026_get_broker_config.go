@@ -240,11 +240,17 @@ func newBrokerConf(cfg Config) *brokerConf {
 func (s *brokerConf) snapshot(addr string) (text, version string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.textLocked(addr), string(s.version.AppendJSON(nil, remoting.JSONFastjson))
+}
+
+// textLocked is the configuration as properties text, a configured port 0
+// shown as the port of addr.
+func (s *brokerConf) textLocked(addr string) string {
 	m := s.cfg.Properties()
 	if _, p := splitHostPort(addr); p != "" && m["listenPort"] == "0" {
 		m["listenPort"] = p
 	}
-	return javaprops.Format(m), string(s.version.AppendJSON(nil, remoting.JSONFastjson))
+	return javaprops.Format(m)
 }
 
 // Values read at run time; a Broker made without New reads its Config.

@@ -138,6 +138,10 @@ func TestUpdateBrokerConfig(t *testing.T) {
 	if err != nil || saved["autoCreateTopicEnable"] != "false" || saved["brokerName"] != "renamed" {
 		t.Fatalf("persisted config %q (%v)", data, err)
 	}
+	// A port 0 is persisted as the bound one, the port clients know.
+	if _, port := splitHostPort(e.b.Addr()); saved["listenPort"] != port {
+		t.Errorf("persisted listenPort %q, bound port %s", saved["listenPort"], port)
+	}
 }
 
 func TestUpdateBrokerConfigRefused(t *testing.T) {
