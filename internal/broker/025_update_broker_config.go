@@ -20,7 +20,8 @@ var confBlackList = []string{"brokerConfigPath", "rocketmqHome", "configBlackLis
 // know and values that do not parse are left out, the rest are recorded,
 // the version advances and the whole configuration is written to
 // ConfigPath; the answer is SUCCESS. Keys with a live setter take effect
-// at once, the others at the next start.
+// at once, the others at the next start. A brokerPermission change is
+// registered with the NameServers at once.
 func (b *Broker) handleUpdateBrokerConfig(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
 	if req.Body == nil {
 		return remoting.NewResponse(remoting.Success, "")
@@ -35,6 +36,14 @@ func (b *Broker) handleUpdateBrokerConfig(_ context.Context, c *server.Conn, req
 		}
 	}
 	b.conf.update(b, props)
+	if _, ok := props["brokerPermission"]; ok {
+		// As Java: a new topic-config version, so that NameServers take
+		// the topics' new permissions, and a registration now.
+		b.topics.mu.Lock()
+		b.topics.bumpLocked()
+		b.topics.mu.Unlock()
+		b.registerAsync()
+	}
 	b.log.Info("broker config updated", "keys", len(props), "client", c.RemoteAddr())
 	return remoting.NewResponse(remoting.Success, "")
 }

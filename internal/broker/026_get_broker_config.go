@@ -139,7 +139,8 @@ var confKeys = []confKey{
 	{name: "enablePropertyFilter", get: func(c *Config) string { return strconv.FormatBool(c.EnablePropertyFilter) },
 		set: func(c *Config, v string) error { return setBool(&c.EnablePropertyFilter, v) }},
 	{name: "brokerPermission", get: func(c *Config) string { return strconv.Itoa(int(c.BrokerPermission)) },
-		set: func(c *Config, v string) error { return setInt(&c.BrokerPermission, v, 0, 7) }},
+		set:  func(c *Config, v string) error { return setInt(&c.BrokerPermission, v, 1, 7) },
+		live: func(s *brokerConf, c *Config) { s.perm.Store(c.BrokerPermission) }},
 	{name: "regionId", get: func(c *Config) string { return c.RegionID },
 		set: func(c *Config, v string) error { return setName(&c.RegionID, v) }},
 	// Read, checked and shown; no field of Config carries them.
@@ -223,6 +224,7 @@ type brokerConf struct {
 	autoCreateGroupOff atomic.Bool
 	txTimeout          atomic.Int64 // time.Duration
 	txCheckMax         atomic.Int64
+	perm               atomic.Int32 // brokerPermission
 }
 
 func newBrokerConf(cfg Config) *brokerConf {
@@ -267,6 +269,13 @@ func (b *Broker) autoCreateGroupOff() bool {
 		return b.cfg.DisableAutoCreateGroup
 	}
 	return b.conf.autoCreateGroupOff.Load()
+}
+
+func (b *Broker) brokerPermission() int32 {
+	if b.conf == nil {
+		return b.cfg.BrokerPermission
+	}
+	return b.conf.perm.Load()
 }
 
 func (b *Broker) transactionTimeout() time.Duration {

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/javaprops"
 	"github.com/go-rocketmq/rocketmq/internal/store"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -266,5 +268,42 @@ func TestConfigPropertiesRoundTrip(t *testing.T) {
 	}
 	if got := back.Properties(); javaprops.Format(got) != javaprops.Format(m) {
 		t.Errorf("round trip:\n%s\nwant\n%s", javaprops.Format(got), javaprops.Format(m))
+	}
+}
+
+// brokerPermission changes live: the NameServer's route shows the
+// topics read-only at once and pulls and sends see it, as Java's
+// updateBrokerConfig -k brokerPermission -v 4 does.
+func TestUpdateBrokerPermissionLive(t *testing.T) {
+	ns := startNameServer(t)
+	e := sendTestBroker(t, func(c *Config) { c.NameServers = []string{ns} })
+	if resp := e.invoke(t, adminCreateReq("PermTopic", 2, 6, "SINGLE_TAG")); resp.Code != remoting.Success {
+		t.Fatalf("create topic: %d %s", resp.Code, resp.Remark)
+	}
+	routePerm := func() int32 {
+		h := remoting.GetRouteInfoRequestHeader{Topic: "PermTopic"}
+		resp, err := e.cli.Invoke(context.Background(), ns, remoting.NewRequest(remoting.GetRouteInfoByTopic, h.AppendExt(nil), nil))
+		var rd remoting.TopicRouteData
+		if err != nil || resp.Code != remoting.Success || rd.DecodeJSON(resp.Body) != nil || len(rd.QueueDatas) != 1 {
+			return -1
+		}
+		return rd.QueueDatas[0].Perm
+	}
+	testutil.WaitFor(t, 0, "route with perm 6", func() bool { return routePerm() == 6 })
+
+	if resp := updateBrokerConfig(t, e, "brokerPermission=4\n"); resp.Code != remoting.Success {
+		t.Fatalf("update: %d %s", resp.Code, resp.Remark)
+	}
+	testutil.WaitFor(t, 0, "route with perm 4", func() bool { return routePerm() == 4 })
+	if e.b.brokerPermission() != 4 {
+		t.Errorf("broker permission %d", e.b.brokerPermission())
+	}
+
+	if resp := updateBrokerConfig(t, e, "brokerPermission=2\n"); resp.Code != remoting.Success {
+		t.Fatalf("update: %d %s", resp.Code, resp.Remark)
+	}
+	resp := e.invoke(t, badPull("PermGroup", "PermTopic", 0, 0))
+	if resp.Code != remoting.NoPermission || !strings.Contains(resp.Remark, "pulling message is forbidden") {
+		t.Errorf("pull from a write-only broker: %d %s", resp.Code, resp.Remark)
 	}
 }
