@@ -60,7 +60,7 @@ type action func(ctx context.Context, a *app) error
 
 func commands() []*command {
 	return []*command{
-		clusterListCmd, brokerStatusCmd,
+		clusterListCmd, brokerStatusCmd, getBrokerConfigCmd, updateBrokerConfigCmd,
 		topicListCmd, topicRouteCmd, topicStatusCmd, updateTopicCmd, deleteTopicCmd,
 		updateSubGroupCmd, deleteSubGroupCmd, consumerProgressCmd, consumerConnectionCmd,
 		producerConnectionCmd, resetOffsetByTimeCmd,

@@ -63,6 +63,10 @@ type options struct {
 	tlsCert       string
 	tlsKey        string
 	tlsMode       string
+	brokerConf    string          // -c: Java broker.conf
+	namesrvConf   string          // -n: Java namesrv.conf
+	namesrvAddr   string          // with -c: overrides namesrvAddr
+	explicit      map[string]bool // flags given on the command line
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -71,6 +75,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	o.explicit = explicitFlags(fs)
 	if o.brokers < 1 || o.brokers > 26 {
 		return o, fmt.Errorf("-brokers %d out of range 1..26", o.brokers)
 	}
@@ -117,7 +122,8 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: rocketmq-local [flags]\n\n"+
-			"Runs a NameServer and one or more brokers in one process.\n\nFlags:\n")
+			"Runs a NameServer and one or more brokers in one process, or with -c / -n\n"+
+			"a broker and a NameServer from Java's broker.conf / namesrv.conf.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&o.namesrv, "namesrv", "127.0.0.1:9876", "NameServer listen `ADDR`")
@@ -147,6 +153,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "serve TLS on every port with the PEM certificate (chain) in `FILE`")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key of -tls-cert in `FILE`")
 	fs.StringVar(&o.tlsMode, "tls-mode", "", "with -tls-cert: permissive (TLS and plain on one port, Java's default) or enforcing (TLS only)")
+	addConfigFlags(fs, o)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	fs.StringVar(&o.metrics, "metrics", "", "serve the brokers' metrics for Prometheus at http://`ADDR`/metrics (host:port; no host means 127.0.0.1; default off)")
 	return fs
@@ -168,6 +175,9 @@ func run(args []string, stdout, stderr io.Writer) (err error) {
 			return perr
 		}
 		defer func() { err = errors.Join(err, end()) }()
+	}
+	if o.brokerConf != "" || o.namesrvConf != "" {
+		return serveJavaConf(ctx, o, stdout, stderr)
 	}
 	return serve(ctx, o, stdout, stderr)
 }

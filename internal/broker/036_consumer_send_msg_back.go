@@ -37,7 +37,7 @@ func (b *Broker) handleConsumerSendMsgBack(ctx context.Context, c *server.Conn, 
 	if !ok {
 		return remoting.NewResponse(remoting.SubscriptionGroupNotExist, "subscription group not exist, "+h.Group+" "+faqSuffix)
 	}
-	if b.cfg.BrokerPermission&rocketmq.PermWrite == 0 {
+	if b.brokerPermission()&rocketmq.PermWrite == 0 {
 		return remoting.NewResponse(remoting.NoPermission, "the broker["+b.brokerIP()+"] sending message is forbidden")
 	}
 	if gc.RetryQueueNums <= 0 {

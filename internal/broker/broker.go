@@ -44,6 +44,7 @@ type Broker struct {
 	timers   *timerService    // rmq_sys_wheel_timer deliveries
 	tx       *txService       // half messages and their checks
 	acl      *acl.Watcher     // accounts when AclEnable; nil otherwise
+	conf     *brokerConf      // GET/UPDATE_BROKER_CONFIG and the values they change live
 
 	addr      string         // published ip:port
 	storeHost netip.AddrPort // written into every record
@@ -87,6 +88,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b := &Broker{cfg: cfg, log: cfg.Logger.With("broker", cfg.BrokerName), ready: make(chan struct{}), shutDown: make(chan struct{})}
 	b.ids = rocketmq.NewUniqIDGenerator()
+	b.conf = newBrokerConf(cfg)
 	if b.delayLevels, err = parseDelayLevels(cfg.DelayLevels); err != nil {
 		return nil, fmt.Errorf("rocketmq: broker: DelayLevels: %w", err)
 	}

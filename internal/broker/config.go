@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -163,6 +164,18 @@ type Config struct {
 	// AclReloadInterval is how often AclFile is looked at for changes
 	// (5 s, Java's AclFileWatchService).
 	AclReloadInterval time.Duration
+
+	// Java configuration files (docs/DESIGN.md "Java configuration files").
+	//
+	// ConfigPath is brokerConfigPath: the file UPDATE_BROKER_CONFIG
+	// rewrites with the whole effective configuration, as Java's
+	// Configuration.persist does (StoreDir/config/broker.properties; a
+	// broker started from a broker.conf uses that file).
+	ConfigPath string
+	// JavaProperties holds broker.conf keys that are read, checked and
+	// shown by GET_BROKER_CONFIG but carried by no other field
+	// (SetProperty fills it).
+	JavaProperties map[string]string
 
 	// MaxHandlers bounds concurrent request handlers (server default).
 	MaxHandlers int
@@ -337,6 +350,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.AclEnable && c.AclFile == "" {
 		return c, errors.New("rocketmq: broker: AclEnable needs AclFile")
+	}
+	if c.ConfigPath == "" {
+		c.ConfigPath = filepath.Join(c.StoreDir, "config", "broker.properties")
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

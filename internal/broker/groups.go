@@ -108,7 +108,7 @@ func (m *groupManager) lookupOrCreate(group string) (g remoting.SubscriptionGrou
 	if g, ok := m.get(group); ok {
 		return g, true, false
 	}
-	if group == "" || (m.b.cfg.DisableAutoCreateGroup && !rocketmq.IsSysConsumerGroup(group)) {
+	if group == "" || (m.b.autoCreateGroupOff() && !rocketmq.IsSysConsumerGroup(group)) {
 		return remoting.SubscriptionGroupConfig{}, false, false
 	}
 	m.mu.Lock()

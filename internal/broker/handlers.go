@@ -27,6 +27,8 @@ func (b *Broker) routes() []route {
 		{remoting.UpdateConsumerOffset, server.Decoded(b.handleUpdateConsumerOffset, adminHeaderError), nil},
 		{remoting.UpdateAndCreateTopic, server.Decoded(b.handleUpdateAndCreateTopic, adminHeaderError), nil},
 		{remoting.GetAllTopicConfig, b.handleGetAllTopicConfig, nil},
+		{remoting.UpdateBrokerConfig, b.handleUpdateBrokerConfig, nil},
+		{remoting.GetBrokerConfig, b.handleGetBrokerConfig, nil},
 		{remoting.GetBrokerRuntimeInfo, b.handleGetBrokerRuntimeInfo, nil},
 		{remoting.SearchOffsetByTimestamp, server.Decoded(b.handleSearchOffsetByTimestamp, adminHeaderError), nil},
 		{remoting.GetMaxOffset, server.Decoded(b.handleGetMaxOffset, adminHeaderError), nil},

@@ -96,9 +96,9 @@ func (b *Broker) registerAll(ctx context.Context) {
 // NameServers read when the header's compressed flag is set.
 func (b *Broker) registerBody() (body []byte, compressed bool) {
 	w := b.topics.wrapper()
-	if b.cfg.BrokerPermission&rocketmq.PermWrite == 0 || b.cfg.BrokerPermission&rocketmq.PermRead == 0 {
+	if perm := b.brokerPermission(); perm&rocketmq.PermWrite == 0 || perm&rocketmq.PermRead == 0 {
 		for k, tc := range w.TopicConfigTable {
-			tc.Perm &= b.cfg.BrokerPermission
+			tc.Perm &= perm
 			w.TopicConfigTable[k] = tc
 		}
 	}

@@ -55,7 +55,7 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 	if err := h.FromExt(req.Ext); err != nil {
 		return remoting.NewResponse(remoting.SystemError, headerErrorRemark(err)), nil
 	}
-	if b.cfg.BrokerPermission&rocketmq.PermRead == 0 {
+	if b.brokerPermission()&rocketmq.PermRead == 0 {
 		ip := b.brokerIP()
 		return remoting.NewResponse(remoting.NoPermission, "the broker["+ip+"] pulling message is forbidden"), nil
 	}

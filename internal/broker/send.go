@@ -114,7 +114,7 @@ func headerErrorRemark(err error) string {
 func (b *Broker) sendCheck(c *server.Conn, h *remoting.SendMessageRequestHeader) (remoting.TopicConfig, int32, *remoting.Command) {
 	topic := h.Topic
 	tc, ok := b.topics.get(topic)
-	if b.cfg.BrokerPermission&rocketmq.PermWrite == 0 && ok && tc.Order {
+	if ok && tc.Order && b.brokerPermission()&rocketmq.PermWrite == 0 {
 		return tc, 0, b.sendResponse(remoting.NoPermission, "the broker["+b.brokerIP()+"] sending message is forbidden")
 	}
 	if err := ValidateTopicBroker(topic); err != nil {

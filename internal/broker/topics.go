@@ -169,7 +169,7 @@ func (m *topicManager) createFromTemplate(topic, template string, queueNums int3
 		return tc, true, nil
 	}
 	tpl, ok := m.table[template]
-	if ok && template == rocketmq.TopicAutoCreate && m.b.cfg.DisableAutoCreateTopic {
+	if ok && template == rocketmq.TopicAutoCreate && m.b.autoCreateTopicOff() {
 		tpl.Perm = rocketmq.PermRead | rocketmq.PermWrite
 	}
 	if !ok || tpl.Perm&rocketmq.PermInherit == 0 {

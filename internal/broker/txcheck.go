@@ -93,7 +93,7 @@ func (t *txService) checkOne(ctx context.Context, buf *[]byte, off int64) txStep
 	}
 	key := t.key(&h)
 	times, _ := strconv.Atoi(h.checkTimes)
-	if times >= b.cfg.TransactionCheckMax {
+	if times >= b.transactionCheckMax() {
 		// Java creates the topic's config with the first discard.
 		b.topics.ensure(rocketmq.TopicTransCheckMaxTime, 1, rocketmq.PermRead|rocketmq.PermWrite)
 	}
@@ -121,7 +121,7 @@ func (t *txService) checkOne(ctx context.Context, buf *[]byte, off int64) txStep
 		}
 		return txNext
 	}
-	if times >= b.cfg.TransactionCheckMax {
+	if times >= b.transactionCheckMax() {
 		err := t.discardLocked(ctx, &h, key)
 		t.mu.Unlock()
 		if err != nil {
@@ -145,7 +145,7 @@ func (t *txService) checkOne(ctx context.Context, buf *[]byte, off int64) txStep
 // whether that is its own CHECK_IMMUNITY_TIME_IN_SECONDS (Java
 // getImmunityTime: a value that is no number means the default).
 func (t *txService) immunity(h *halfRecord) (int64, bool) {
-	def := t.b.cfg.TransactionTimeout.Milliseconds()
+	def := t.b.transactionTimeout().Milliseconds()
 	if !h.hasImmunity {
 		return def, false
 	}
