@@ -144,9 +144,38 @@ var confKeys = []confKey{
 	{name: "regionId", get: func(c *Config) string { return c.RegionID },
 		set: func(c *Config, v string) error { return setName(&c.RegionID, v) }},
 	// Read, checked and shown; no field of Config carries them.
-	keptKey("deleteWhen", "04", checkDeleteWhen),
-	keptKey("fileReservedTime", "72", intCheck(0, 1<<31-1)),
-	keptKey("diskMaxUsedSpaceRatio", "75", intCheck(0, 100)),
+	{name: "deleteWhen", get: func(c *Config) string {
+		if c.DeleteWhen == "" {
+			return "04"
+		}
+		return c.DeleteWhen
+	},
+		set: func(c *Config, v string) error {
+			if err := checkDeleteWhen(v); err != nil {
+				return err
+			}
+			c.DeleteWhen = v
+			return nil
+		}},
+	{name: "fileReservedTime", get: func(c *Config) string {
+		return strconv.FormatInt(int64(orDefault(c.FileReservedTime, 72*time.Hour)/time.Hour), 10)
+	}, set: func(c *Config, v string) error {
+		var h int64
+		if err := setInt(&h, v, 1, 1<<31-1); err != nil {
+			return err
+		}
+		c.FileReservedTime = time.Duration(h) * time.Hour
+		return nil
+	}},
+	{name: "diskMaxUsedSpaceRatio", get: func(c *Config) string { return strconv.Itoa(orDefault(c.DiskMaxUsedSpaceRatio, 75)) },
+		set: func(c *Config, v string) error {
+			// A percent; MessageStoreConfig.getDiskMaxUsedSpaceRatio clamps it to 10..95.
+			if err := setInt(&c.DiskMaxUsedSpaceRatio, v, 0, 100); err != nil {
+				return err
+			}
+			c.DiskMaxUsedSpaceRatio = min(max(c.DiskMaxUsedSpaceRatio, 10), 95)
+			return nil
+		}},
 	keptKey("flushCommitLogLeastPages", "4", intCheck(0, 1<<31-1)),
 	keptKey("waitTimeMillsInSendQueue", "200", intCheck(0, 1<<31-1)),
 }
