@@ -47,6 +47,7 @@ func TestHugeHeaderDoesNotStallOthers(t *testing.T) {
 	small.Call(req(codeEcho, 1, remoting.SerializeJSON, "warm"))
 
 	huge := rawframe.Dial(t, addr)
+	began := time.Now()
 	done := make(chan *remoting.Command, 1)
 	go func() {
 		if _, err := huge.NetConn().Write(frame); err != nil {
@@ -73,11 +74,17 @@ func TestHugeHeaderDoesNotStallOthers(t *testing.T) {
 			if got := fields.Load(); got != 1_000_000 {
 				t.Errorf("handler saw %d ext fields, want 1000000", got)
 			}
-			const bound = 600 * time.Millisecond // decoded on the loop: 0.9 s, 1.8 s with -race
-			if worst > bound {
-				t.Errorf("worst small-request latency %v during the huge decode, want under %v", worst, bound)
+			// Decoded on the loop, the small client waits out the whole
+			// decode (0.9 s, 1.8 s with -race), most of the huge request's
+			// time. Off the loop it waits for GC pauses at most: under a
+			// fixed bound, or on a loaded machine well under half the
+			// huge request's time.
+			const bound = 600 * time.Millisecond
+			total := time.Since(began)
+			if worst > bound && 2*worst > total {
+				t.Errorf("worst small-request latency %v during the huge request's %v, want under %v or under half of it", worst, total, bound)
 			}
-			t.Logf("worst latency %v over %d calls", worst, calls)
+			t.Logf("worst latency %v over %d calls in %v", worst, calls, total)
 			return
 		case <-deadline:
 			t.Fatal("huge request not answered")
