@@ -55,6 +55,40 @@ func TestMessagesByTime(t *testing.T) {
 	if _, err := e.adm.MessagesByTime(ctx, topic, end, begin, 10); err == nil {
 		t.Fatal("end before begin: no error")
 	}
+
+	// A second batch stored later: a range ending at the first batch's
+	// last store time holds the first batch only, one starting at the
+	// second's first store time the second only.
+	last := msgs[len(msgs)-1].StoreTimestamp
+	testutil.WaitFor(t, wait, "the clock past the first batch", func() bool { return time.Now().UnixMilli() > last })
+	ids2 := e.send(t, topic, 4)
+	all, err := e.adm.MessagesByTime(ctx, topic, begin, time.Now().Add(time.Second), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 14 {
+		t.Fatalf("both batches: %d messages", len(all))
+	}
+	first := all[10].StoreTimestamp
+	for _, c := range []struct {
+		b, e time.Time
+		want []string
+	}{
+		{begin, time.UnixMilli(last), ids},
+		{time.UnixMilli(first), time.Now().Add(time.Second), ids2},
+	} {
+		got, err := e.adm.MessagesByTime(ctx, topic, c.b, c.e, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gotIDs []string
+		for _, m := range got {
+			gotIDs = append(gotIDs, m.MsgID)
+		}
+		if !slices.Equal(slices.Sorted(slices.Values(gotIDs)), slices.Sorted(slices.Values(c.want))) {
+			t.Errorf("[%d, %d]: %v, want %v", c.b.UnixMilli(), c.e.UnixMilli(), gotIDs, c.want)
+		}
+	}
 }
 
 // TestConsumeMessageDirectly: a live member consumes a stored message
