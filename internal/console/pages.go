@@ -354,15 +354,14 @@ func (s *Server) groups(ctx context.Context, r *http.Request, v *view) {
 }
 
 type lagRow struct {
-	Key                          string `json:"key"`
-	Topic                        string `json:"topic"`
-	Broker                       string `json:"broker"`
-	QueueID                      int    `json:"queueId"`
-	BrokerOffset, ConsumerOffset int64  `json:"-"`
-	Broker0                      int64  `json:"brokerOffset"`
-	Consumer0                    int64  `json:"consumerOffset"`
-	Lag                          int64  `json:"lag"`
-	LastTimestamp                int64  `json:"lastTimestamp"`
+	Key            string `json:"key"` // topic@broker/queue, the row's data-queue
+	Topic          string `json:"topic"`
+	Broker         string `json:"broker"`
+	QueueID        int    `json:"queueId"`
+	BrokerOffset   int64  `json:"brokerOffset"`
+	ConsumerOffset int64  `json:"consumerOffset"`
+	Lag            int64  `json:"lag"`
+	LastTimestamp  int64  `json:"lastTimestamp"`
 }
 
 type lagJSON struct {
@@ -384,7 +383,7 @@ func (s *Server) lag(ctx context.Context, group string) (*lagJSON, error) {
 		lag := max(w.BrokerOffset-w.ConsumerOffset, 0)
 		out.Queues = append(out.Queues, lagRow{
 			Key: mq.Topic + "@" + mq.BrokerName + "/" + strconv.Itoa(mq.QueueID), Topic: mq.Topic, Broker: mq.BrokerName, QueueID: mq.QueueID,
-			BrokerOffset: w.BrokerOffset, ConsumerOffset: w.ConsumerOffset, Broker0: w.BrokerOffset, Consumer0: w.ConsumerOffset,
+			BrokerOffset: w.BrokerOffset, ConsumerOffset: w.ConsumerOffset,
 			Lag: lag, LastTimestamp: w.LastTimestamp,
 		})
 		out.Total += lag
