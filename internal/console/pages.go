@@ -210,7 +210,9 @@ func (s *Server) brokerRows(ctx context.Context) ([]brokerRow, error) {
 			}
 			b.PutTPS = firstFloat(kv["putTps"])
 			b.GetTPS = firstFloat(kv["getTransferedTps"])
-			b.DiskRatio = kv["commitLogDiskRatio"]
+			if r, err := strconv.ParseFloat(kv["commitLogDiskRatio"], 64); err == nil {
+				b.DiskRatio = strconv.FormatFloat(r*100, 'f', 1, 64) + "%"
+			}
 			b.PutToday = kv["msgPutTotalTodayNow"]
 			b.GetToday = kv["msgGetTotalTodayNow"]
 		}()
