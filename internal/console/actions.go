@@ -1,0 +1,230 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/remoting"
+)
+
+// maxForm bounds the body of a POST.
+const maxForm = 64 << 10
+
+// action wraps a mutating handler: POST only (the mux sees to that), a
+// valid CSRF token, a bounded form. fn returns where to redirect, or
+// fills v to render a page.
+func (s *Server) action(fn func(ctx context.Context, r *http.Request, v *view) string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, "rocketmq: bad form: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if !checkCSRF(r) {
+			http.Error(w, "rocketmq: missing or wrong CSRF token; reload the page and try again", http.StatusForbidden)
+			return
+		}
+		v := &view{Title: s.cfg.Title, CSRF: s.csrfToken(w, r)}
+		ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
+		defer cancel()
+		if to := fn(ctx, r, v); to != "" && v.Error == "" {
+			http.Redirect(w, r, to, http.StatusSeeOther)
+			return
+		}
+		s.render(w, v)
+	}
+}
+
+func (s *Server) clusterOf(ctx context.Context, r *http.Request) (string, error) {
+	if c := strings.TrimSpace(r.PostFormValue("cluster")); c != "" {
+		return c, nil
+	}
+	cs, err := s.cache.clusters(ctx, s.cfg.Admin)
+	if err != nil {
+		return "", err
+	}
+	if len(cs) != 1 {
+		return "", badInput("choose a cluster")
+	}
+	return cs[0], nil
+}
+
+func formInt(r *http.Request, name string, def int) (int, error) {
+	v := strings.TrimSpace(r.PostFormValue(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, badInput("%s %q is not a number", name, v)
+	}
+	return n, nil
+}
+
+func formBool(r *http.Request, name string) bool {
+	switch strings.ToLower(r.PostFormValue(name)) {
+	case "on", "true", "1", "yes":
+		return true
+	}
+	return false
+}
+
+// createTopic is POST /topics: create or update a topic on every master
+// of a cluster.
+func (s *Server) createTopic(ctx context.Context, r *http.Request, v *view) string {
+	t := strings.TrimSpace(r.PostFormValue("topic"))
+	err := func() error {
+		if err := rocketmq.ValidateTopic(t); err != nil {
+			return err
+		}
+		queues, err := formInt(r, "queues", 8)
+		if err != nil {
+			return err
+		}
+		if queues < 1 || queues > 1024 {
+			return badInput("queues %d out of range 1..1024", queues)
+		}
+		perm, err := formInt(r, "perm", int(rocketmq.PermRead|rocketmq.PermWrite))
+		if err != nil {
+			return err
+		}
+		if perm&^int(rocketmq.PermRead|rocketmq.PermWrite|rocketmq.PermInherit) != 0 || perm&int(rocketmq.PermRead|rocketmq.PermWrite) == 0 {
+			return badInput("perm %d is not a combination of 2 (write), 4 (read) and 1 (inherit)", perm)
+		}
+		c, err := s.clusterOf(ctx, r)
+		if err != nil {
+			return err
+		}
+		tc := admin.TopicConfig{Name: t, ReadQueues: int32(queues), WriteQueues: int32(queues), Perm: int32(perm), Order: formBool(r, "order")}
+		return s.cfg.Admin.CreateTopicInCluster(ctx, c, tc)
+	}()
+	s.cache.invalidate()
+	if err != nil {
+		s.topics(ctx, &http.Request{URL: &url.URL{}}, v)
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+		return ""
+	}
+	return "/topics/" + url.PathEscape(t)
+}
+
+func (s *Server) deleteTopic(ctx context.Context, r *http.Request, v *view) string {
+	t := r.PathValue("topic")
+	err := rocketmq.ValidateTopic(t)
+	if err == nil {
+		var c string
+		if c, err = s.clusterOf(ctx, r); err == nil {
+			err = s.cfg.Admin.DeleteTopic(ctx, c, t)
+		}
+	}
+	s.cache.invalidate()
+	if err != nil {
+		s.topic(ctx, withPath(r, "topic", t), v)
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+		return ""
+	}
+	return "/topics?deleted=" + url.QueryEscape(t)
+}
+
+func (s *Server) createGroup(ctx context.Context, r *http.Request, v *view) string {
+	g := strings.TrimSpace(r.PostFormValue("group"))
+	err := rocketmq.ValidateGroup(g)
+	if err == nil {
+		var c string
+		if c, err = s.clusterOf(ctx, r); err == nil {
+			err = s.cfg.Admin.CreateGroupInCluster(ctx, c, admin.NewGroupConfig(g))
+		}
+	}
+	s.cache.invalidate()
+	if err != nil {
+		s.groups(ctx, &http.Request{URL: &url.URL{}}, v)
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+		return ""
+	}
+	return "/groups/" + url.PathEscape(g)
+}
+
+func (s *Server) deleteGroup(ctx context.Context, r *http.Request, v *view) string {
+	g := r.PathValue("group")
+	err := rocketmq.ValidateGroup(g)
+	if err == nil {
+		var c string
+		if c, err = s.clusterOf(ctx, r); err == nil {
+			err = s.cfg.Admin.DeleteGroupInCluster(ctx, c, g, true)
+		}
+	}
+	s.cache.invalidate()
+	if err != nil {
+		s.group(ctx, withPath(r, "group", g), v)
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+		return ""
+	}
+	return "/groups?deleted=" + url.QueryEscape(g)
+}
+
+// resetOffset is POST /groups/{group}/reset: topic, time (local
+// "2006-01-02T15:04:05" or unix ms; empty: the end of each queue), force.
+func (s *Server) resetOffset(ctx context.Context, r *http.Request, v *view) string {
+	g := r.PathValue("group")
+	t := strings.TrimSpace(r.PostFormValue("topic"))
+	err := rocketmq.ValidateGroup(g)
+	if err == nil {
+		err = rocketmq.ValidateTopic(t)
+	}
+	var at time.Time
+	if err == nil {
+		at, err = parseTime(r.PostFormValue("time"), s.now())
+	}
+	if err == nil {
+		_, err = s.cfg.Admin.ResetOffsetByTime(ctx, g, t, at, formBool(r, "force"))
+	}
+	if err != nil {
+		s.group(ctx, withPath(r, "group", g), v)
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+		return ""
+	}
+	return "/groups/" + url.PathEscape(g)
+}
+
+type resendPage struct {
+	Topic, ID, Group, Client string
+	Result                   *remoting.ConsumeMessageDirectlyResult
+}
+
+// resend is POST /messages/resend: have one member of a group consume a
+// message again (CONSUME_MESSAGE_DIRECTLY through the broker).
+func (s *Server) resend(ctx context.Context, r *http.Request, v *view) string {
+	v.Page = "resend"
+	rp := &resendPage{Topic: strings.TrimSpace(r.PostFormValue("topic")), ID: strings.TrimSpace(r.PostFormValue("id")),
+		Group: strings.TrimSpace(r.PostFormValue("group")), Client: strings.TrimSpace(r.PostFormValue("client"))}
+	v.Data = rp
+	err := rocketmq.ValidateTopic(rp.Topic)
+	if err == nil {
+		err = rocketmq.ValidateGroup(rp.Group)
+	}
+	if err == nil && rp.Client == "" {
+		err = badInput("choose a client of group %s", rp.Group)
+	}
+	if err == nil {
+		rp.Result, err = s.cfg.Admin.ConsumeMessageDirectly(ctx, rp.Group, rp.Client, rp.Topic, rp.ID)
+	}
+	s.fail(v, err)
+	return ""
+}
+
+func withPath(r *http.Request, name, value string) *http.Request {
+	r2 := r.Clone(r.Context())
+	r2.URL = &url.URL{Path: r.URL.Path}
+	r2.SetPathValue(name, value)
+	return r2
+}

@@ -1,0 +1,235 @@
+// Package console serves a web console for a RocketMQ cluster: cluster,
+// topics, consumer groups, messages and producers, read and changed only
+// through the public admin client, so it works the same against
+// rocketmq-local and a real 4.x/5.x cluster.
+package console
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/admin"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// ErrRemote is returned by Listen for an address that is not loopback
+// when remote access is not allowed.
+var ErrRemote = errors.New("rocketmq: console address is not loopback; set Config.AllowRemote to serve it")
+
+// Config configures a console.
+type Config struct {
+	// Admin is the started admin client every page reads through. The
+	// console never closes it.
+	Admin *admin.Admin
+	// Logger receives failed admin calls; nil logs nothing.
+	Logger *slog.Logger
+	// Title is shown in every page's header ("RocketMQ" when empty).
+	Title string
+	// AllowRemote serves requests from, and listening on, addresses other
+	// than loopback. Off, a request whose peer or Host is not loopback is
+	// refused with 403.
+	AllowRemote bool
+}
+
+// csrfCookie is the double-submit token's cookie; forms carry the same
+// value in a field named csrf.
+const csrfCookie = "rmq_csrf"
+
+// Server is the console's http.Handler.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	mux   *http.ServeMux
+	tmpl  map[string]*template.Template
+	cache *cache
+	hist  *history
+	now   func() time.Time
+}
+
+// New returns a console serving cfg.Admin.
+func New(cfg Config) (*Server, error) {
+	if cfg.Admin == nil {
+		return nil, errors.New("rocketmq: console needs an admin client")
+	}
+	if cfg.Title == "" {
+		cfg.Title = "RocketMQ"
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	tmpl, err := parseTemplates()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, tmpl: tmpl, cache: newCache(), hist: newHistory(), now: time.Now}
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	m.HandleFunc("GET /{$}", s.page(s.cluster))
+	m.HandleFunc("GET /topics", s.page(s.topics))
+	m.HandleFunc("GET /topics/{topic}", s.page(s.topic))
+	m.HandleFunc("GET /groups", s.page(s.groups))
+	m.HandleFunc("GET /groups/{group}", s.page(s.group))
+	m.HandleFunc("GET /messages", s.page(s.messages))
+	m.HandleFunc("GET /messages/view", s.page(s.messageView))
+	m.HandleFunc("GET /producers", s.page(s.producers))
+	m.HandleFunc("GET /api/stats", s.apiStats)
+	m.HandleFunc("GET /api/groups/{group}/lag", s.apiLag)
+	m.HandleFunc("POST /topics", s.action(s.createTopic))
+	m.HandleFunc("POST /topics/{topic}/delete", s.action(s.deleteTopic))
+	m.HandleFunc("POST /groups", s.action(s.createGroup))
+	m.HandleFunc("POST /groups/{group}/delete", s.action(s.deleteGroup))
+	m.HandleFunc("POST /groups/{group}/reset", s.action(s.resetOffset))
+	m.HandleFunc("POST /messages/resend", s.action(s.resend))
+	m.HandleFunc("GET /static/console.js", s.static("assets/console.js", "text/javascript; charset=utf-8"))
+	m.HandleFunc("GET /static/console.css", s.static("assets/console.css", "text/css; charset=utf-8"))
+	s.mux = m
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.AllowRemote && (!loopbackPeer(r.RemoteAddr) || !loopbackHost(r.Host)) {
+		http.Error(w, "rocketmq: the console serves loopback only", http.StatusForbidden)
+		return
+	}
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
+	h.Set("Cache-Control", "no-store")
+	s.mux.ServeHTTP(w, r)
+}
+
+// loopbackPeer reports whether a request's peer address is loopback.
+func loopbackPeer(remote string) bool {
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		// httptest and some listeners give a bare host.
+		a, err := netip.ParseAddr(remote)
+		return err == nil && a.Unmap().IsLoopback()
+	}
+	return ap.Addr().Unmap().IsLoopback()
+}
+
+// loopbackHost reports whether a Host header names a loopback host, so a
+// page of another site cannot reach the console through DNS rebinding.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
+}
+
+// Listen listens on addr, refusing an address that is not loopback unless
+// allowRemote. A host name other than localhost counts as not loopback.
+func Listen(addr string, allowRemote bool) (net.Listener, error) {
+	if !allowRemote {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, errors.New("rocketmq: console address " + addr + ": " + err.Error())
+		}
+		if !loopbackHost(host) {
+			return nil, ErrRemote
+		}
+	}
+	return net.Listen("tcp", addr)
+}
+
+// ListenAndServe serves h on addr until ctx is done, then shuts the server
+// down within 5 seconds. An address that is not loopback is refused unless
+// h is a *Server whose Config.AllowRemote is set.
+func ListenAndServe(ctx context.Context, addr string, h http.Handler) error {
+	s, _ := h.(*Server)
+	ln, err := Listen(addr, s != nil && s.cfg.AllowRemote)
+	if err != nil {
+		return err
+	}
+	return Serve(ctx, ln, h)
+}
+
+// Serve serves h on ln until ctx is done; it closes ln.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 64 << 10}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	<-done
+	return nil
+}
+
+// csrfToken returns the request's token, minting one when it has none,
+// and sets the cookie.
+func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
+	tok := ""
+	if c, err := r.Cookie(csrfCookie); err == nil && validToken(c.Value) {
+		tok = c.Value
+	} else {
+		var b [16]byte
+		rand.Read(b[:])
+		tok = hex.EncodeToString(b[:])
+	}
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: tok, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	return tok
+}
+
+func validToken(v string) bool {
+	if len(v) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(v)
+	return err == nil
+}
+
+// checkCSRF reports whether a POST carries the cookie's token in its csrf
+// field.
+func checkCSRF(r *http.Request) bool {
+	c, err := r.Cookie(csrfCookie)
+	if err != nil || !validToken(c.Value) {
+		return false
+	}
+	f := r.PostFormValue("csrf")
+	return subtle.ConstantTimeCompare([]byte(f), []byte(c.Value)) == 1
+}
+
+func (s *Server) static(name, ctype string) http.HandlerFunc {
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		w.Write(b)
+	}
+}
