@@ -23,6 +23,16 @@ func TestOfficialClientTLS(t *testing.T) {
 	if e.cluster == nil {
 		t.Skip("needs the in-process cluster's TLS settings (" + envExternal + " is set)")
 	}
+	// The official client keeps its remoting settings in a package-level
+	// variable, and WithTls sets UseTls there for every client of the
+	// process: put it back so the other tests' official clients dial plain
+	// TCP. This test is not parallel, so none of them runs meanwhile.
+	t.Cleanup(func() {
+		if _, err := producer.NewDefaultProducer(producer.WithTls(false), producer.WithInstanceName(e.name("plain")),
+			producer.WithNsResolver(e.resolver())); err != nil {
+			t.Errorf("resetting the official client's TLS switch: %v", err)
+		}
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
