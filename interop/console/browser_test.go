@@ -251,6 +251,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.open("/producers?group=" + url.QueryEscape(producerGroup) + "&topic=" + url.QueryEscape(topic))
 	b.waitCount("#producers tbody tr[data-client]", 1)
 	b.waitText("#producers tr[data-client] .language", "GO")
+	b.shot("producers")
 
 	// With the member stopped, reset the group to before the first message:
 	// the lag is every message again.
