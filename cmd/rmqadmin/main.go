@@ -54,6 +54,9 @@ type command struct {
 	// orderFlag: -o is the command's own (updateTopic's order), so the
 	// output format is only -output there.
 	orderFlag bool
+	// untimed: the command serves until interrupted; -timeout bounds
+	// each call it makes, not the command.
+	untimed bool
 }
 
 type action func(ctx context.Context, a *app) error
@@ -64,7 +67,7 @@ func commands() []*command {
 		topicListCmd, topicRouteCmd, topicStatusCmd, updateTopicCmd, deleteTopicCmd,
 		updateSubGroupCmd, deleteSubGroupCmd, consumerProgressCmd, consumerConnectionCmd,
 		producerConnectionCmd, resetOffsetByTimeCmd,
-		queryMsgByKeyCmd, queryMsgByIdCmd, sendCmd, consumeCmd,
+		queryMsgByKeyCmd, queryMsgByIdCmd, sendCmd, consumeCmd, consoleCmd,
 	}
 }
 
@@ -129,7 +132,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env func(
 	if err != nil {
 		return fail(stderr, err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
+	var cancel context.CancelFunc
+	if c.untimed {
+		ctx, cancel = context.WithCancel(ctx)
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
+	}
 	defer cancel()
 	err = act(ctx, a)
 	if cerr := a.close(); err == nil {

@@ -55,6 +55,7 @@ type options struct {
 	cpuProfile    string
 	aclFile       string
 	metrics       string // HTTP address of /metrics; "" serves none
+	console       string // web console address; "off" or "" serves none
 	maxConns      int
 	maxPending    int
 	maxOutbound   int
@@ -102,6 +103,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.timerPrec < time.Millisecond {
 		return o, fmt.Errorf("-timer-precision %v is below 1ms", o.timerPrec)
+	}
+	if o.console != "off" && o.console != "" {
+		if _, _, err := net.SplitHostPort(o.console); err != nil {
+			return o, fmt.Errorf("-console %q: %v", o.console, err)
+		}
 	}
 	if o.metrics != "" {
 		host, port, err := net.SplitHostPort(o.metrics)
@@ -156,6 +162,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	addConfigFlags(fs, o)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a pprof CPU profile of the whole run to `FILE` (ends at shutdown)")
 	fs.StringVar(&o.metrics, "metrics", "", "serve the brokers' metrics for Prometheus at http://`ADDR`/metrics (host:port; no host means 127.0.0.1; default off)")
+	fs.StringVar(&o.console, "console", defaultConsole, "serve the web console at http://`ADDR`/ (loopback only; off: none; the default port falls back to a free one when taken)")
 	return fs
 }
 
@@ -261,12 +268,25 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		stopMetrics = stop
 		fmt.Fprintf(stdout, "metrics listening on %s (http://%s/metrics)\n", addr, addr)
 	}
+	stopConsole := func() {}
+	if o.console != "off" && o.console != "" {
+		stop, addr, err := startConsole(o.console, c.NameServerAddr(), !o.explicit["console"], logger)
+		if err != nil {
+			stopMetrics()
+			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			return errors.Join(err, c.Close(sctx))
+		}
+		stopConsole = stop
+		fmt.Fprintf(stdout, "console listening on %s (http://%s/)\n", addr, addr)
+	}
 	fmt.Fprintf(stdout, "namesrv listening on %s\n", c.NameServerAddr())
 	for _, name := range c.BrokerNames() {
 		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", name, c.BrokerAddr(name), c.StoreDir(name))
 	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "shutting down")
+	stopConsole()
 	stopMetrics()
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

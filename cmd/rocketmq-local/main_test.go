@@ -42,6 +42,9 @@ func startServe(t *testing.T, o options) (map[string]string, func()) {
 	if o.metrics != "" {
 		want++
 	}
+	if o.console != "off" && o.console != "" {
+		want++
+	}
 	for len(addrs) < want {
 		select {
 		case line, ok := <-lines:

@@ -111,9 +111,8 @@ func (s *Server) fail(v *view, err error) {
 	}
 	s.log.Info("console: admin call failed", "page", v.Page, "err", err)
 	msg := err.Error()
-	var re *remoting.Error
-	if errors.As(err, &re) && re.Code == remoting.NoPermission && !strings.Contains(msg, "NO_PERMISSION") {
-		msg = "NO_PERMISSION: " + msg
+	if refused(err) {
+		msg = "NO_PERMISSION: the console's ACL account may not do this: " + msg
 	}
 	if v.Error != "" {
 		v.Error += "\n"
@@ -124,10 +123,15 @@ func (s *Server) fail(v *view, err error) {
 	}
 }
 
+// refused reports an ACL refusal: NO_PERMISSION, or the SYSTEM_ERROR
+// carrying Java's AclException that a 4.x broker answers.
+func refused(err error) bool {
+	return errors.Is(err, remoting.ErrNoPermission) || errors.Is(err, remoting.ErrACL)
+}
+
 func statusOf(err error) int {
-	var re *remoting.Error
 	switch {
-	case errors.As(err, &re) && re.Code == remoting.NoPermission:
+	case refused(err):
 		return http.StatusForbidden
 	case errors.Is(err, rocketmq.ErrBlankName), errors.Is(err, rocketmq.ErrNameTooLong), errors.Is(err, rocketmq.ErrIllegalName), errors.Is(err, rocketmq.ErrSystemTopic), errors.Is(err, errBadInput):
 		return http.StatusBadRequest

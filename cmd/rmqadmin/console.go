@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/go-rocketmq/rocketmq/internal/console"
+)
+
+var consoleCmd = &command{
+	name:     "console",
+	synopsis: "Serve the web console for the cluster until interrupted",
+	untimed:  true,
+	setup: func(fs *flag.FlagSet) action {
+		listen := fs.String("listen", "127.0.0.1:8080", "HTTP listen `ADDR` (loopback unless -allow-remote)")
+		remote := fs.Bool("allow-remote", false, "serve addresses other than loopback (anyone who reaches it can change the cluster)")
+		title := fs.String("title", "RocketMQ", "`title` of every page")
+		return func(ctx context.Context, a *app) error {
+			return serveConsole(ctx, a, *listen, *remote, *title)
+		}
+	},
+}
+
+func serveConsole(ctx context.Context, a *app, listen string, remote bool, title string) error {
+	ln, err := console.Listen(listen, remote)
+	if err != nil {
+		return usagef("-listen %s: %v", listen, err)
+	}
+	adm, err := a.admin(ctx)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv, err := console.New(console.Config{Admin: adm, Title: title, AllowRemote: remote})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	fmt.Fprintf(a.out, "console listening on %s (http://%s/)\n", ln.Addr(), ln.Addr())
+	return console.Serve(ctx, ln, srv)
+}

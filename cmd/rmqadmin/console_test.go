@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
+)
+
+// TestConsole: rmqadmin console serves the console on the -listen address
+// it prints until interrupted, then exits 0; a non-loopback address is a
+// usage error.
+func TestConsole(t *testing.T) {
+	c := rmqtest.StartCluster(t)
+	noEnv := func(string) string { return "" }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		code := run(ctx, []string{"-n", c.NameServerAddr(), "-timeout", "1s", "console", "-listen", "127.0.0.1:0"}, pw, io.Discard, noEnv)
+		pw.Close()
+		done <- code
+	}()
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			select {
+			case line <- sc.Text():
+			default:
+			}
+		}
+	}()
+	var addr string
+	select {
+	case l := <-line:
+		f := strings.Fields(l)
+		if len(f) < 4 || f[0] != "console" {
+			t.Fatalf("first line %q", l)
+		}
+		addr = f[3]
+	case code := <-done:
+		t.Fatalf("console exited %d", code)
+	case <-time.After(30 * time.Second):
+		t.Fatal("console address not printed")
+	}
+	// The console serves past -timeout: that bounds each call only.
+	started := time.Now()
+	testutil.WaitFor(t, 30*time.Second, "the console serving past -timeout", func() bool {
+		resp, err := http.Get("http://" + addr + "/groups")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `id="groups"`) {
+			t.Fatalf("/groups: %d %s", resp.StatusCode, b)
+		}
+		return time.Since(started) > 1500*time.Millisecond
+	})
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit %d after the interrupt", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("console did not stop")
+	}
+	if code := run(context.Background(), []string{"-n", c.NameServerAddr(), "console", "-listen", "0.0.0.0:0"}, io.Discard, io.Discard, noEnv); code != exitUsage {
+		t.Fatalf("-listen 0.0.0.0:0: exit %d, want %d", code, exitUsage)
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/internal/console"
+)
+
+// defaultConsole is where the web console listens unless -console says
+// otherwise; when that port is taken a free one is used.
+const defaultConsole = "127.0.0.1:8080"
+
+// startConsole serves the web console for the NameServer at nameServer on
+// addr. With fallback, a busy port is replaced by a free one. It returns
+// a function that stops the console and closes its admin client, and the
+// bound address.
+func startConsole(addr, nameServer string, fallback bool, logger *slog.Logger) (stop func(), bound string, err error) {
+	ln, err := console.Listen(addr, false)
+	if err != nil && fallback && errors.Is(err, syscall.EADDRINUSE) {
+		host, _, _ := net.SplitHostPort(addr)
+		ln, err = console.Listen(net.JoinHostPort(host, "0"), false)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("-console: %w", err)
+	}
+	adm, err := admin.New(admin.WithNameServers(nameServer), admin.WithLogger(logger))
+	if err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err = adm.Start(ctx)
+		cancel()
+	}
+	var srv *console.Server
+	if err == nil {
+		srv, err = console.New(console.Config{Admin: adm, Logger: logger, Title: "rocketmq-local"})
+	}
+	if err != nil {
+		ln.Close()
+		if adm != nil {
+			_ = adm.Close(context.Background())
+		}
+		return nil, "", fmt.Errorf("-console: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = console.Serve(ctx, ln, srv)
+	}()
+	return func() {
+		cancel()
+		<-done
+		cctx, ccancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer ccancel()
+		_ = adm.Close(cctx)
+	}, ln.Addr().String(), nil
+}

@@ -1,0 +1,574 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/internal/testutil"
+	"github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
+)
+
+// TestPages: every page answers with the nav links and sets the CSRF
+// cookie; the cluster page shows the broker with its version.
+func TestPages(t *testing.T) {
+	e := start(t)
+	for _, path := range []string{"/", "/topics", "/topics/TopicTest", "/groups", "/groups/g1", "/messages",
+		"/messages?by=key&topic=TopicTest&key=none", "/producers", "/producers?group=pg&topic=TopicTest"} {
+		resp, err := e.cli.Get(e.http.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := readPage(t, resp)
+		for _, id := range []string{"nav-cluster", "nav-topics", "nav-groups", "nav-messages"} {
+			if !strings.Contains(p.body, `id="`+id+`"`) {
+				t.Errorf("%s: no a#%s", path, id)
+			}
+		}
+		var tok string
+		for _, c := range resp.Cookies() {
+			if c.Name == csrfCookie {
+				tok = c.Value
+			}
+		}
+		if !validToken(tok) {
+			t.Errorf("%s: CSRF cookie %q", path, tok)
+		}
+	}
+	p := e.get(t, "/")
+	if p.status != http.StatusOK || !strings.Contains(p.body, `data-broker="broker-a/0"`) {
+		t.Fatalf("cluster page %d: %s", p.status, p.body)
+	}
+	if v, _ := cell(p.body, "data-broker", "broker-a/0", "version"); v == "" {
+		t.Errorf("no broker version on the cluster page")
+	}
+	for _, path := range []string{"/static/console.js", "/static/console.css"} {
+		if p := e.get(t, path); p.status != http.StatusOK || len(p.body) < 100 {
+			t.Errorf("%s: %d, %d bytes", path, p.status, len(p.body))
+		}
+	}
+}
+
+// TestTopicCreateAndDelete: a topic created through the form appears in
+// the list and on its page with its queues; deleting it removes it.
+func TestTopicCreateAndDelete(t *testing.T) {
+	e := start(t)
+	topic := name(t, "CT")
+	p := e.createTopic(t, topic, 3)
+	for q := range 3 {
+		key := "broker-a/" + strconv.Itoa(q)
+		if v, ok := cell(p.body, "data-queue", key, "max"); !ok || v != "0" {
+			t.Errorf("queue %s max %q (row found %v)", key, v, ok)
+		}
+	}
+	l := e.get(t, "/topics?q="+url.QueryEscape(topic))
+	if !strings.Contains(l.body, `<tr data-topic="`+topic+`">`) {
+		t.Fatalf("topic list does not show %s", topic)
+	}
+	e.send(t, topic, "pg_"+topic, 6)
+	p = e.get(t, "/topics/"+topic)
+	var total int64
+	for q := range 3 {
+		v, _ := cell(p.body, "data-queue", "broker-a/"+strconv.Itoa(q), "max")
+		n, _ := strconv.ParseInt(v, 10, 64)
+		total += n
+		if lu, _ := cell(p.body, "data-queue", "broker-a/"+strconv.Itoa(q), "last-updated"); n > 0 && lu == "-" {
+			t.Errorf("queue %d: no last update", q)
+		}
+	}
+	if total != 6 {
+		t.Fatalf("max offsets sum to %d after 6 sends", total)
+	}
+
+	d := e.post(t, "/topics/"+topic+"/delete", url.Values{})
+	if d.status != http.StatusOK || d.url != "/topics" {
+		t.Fatalf("delete: %d at %s: %s", d.status, d.url, errorText(d.body))
+	}
+	ctx := ctxT(t)
+	testutil.WaitFor(t, wait, "the topic gone", func() bool {
+		ts, err := e.adm.Topics(ctx)
+		for _, x := range ts {
+			if x == topic {
+				return false
+			}
+		}
+		return err == nil
+	})
+	if l := e.get(t, "/topics?q="+url.QueryEscape(topic)); strings.Contains(l.body, `data-topic="`+topic+`"`) {
+		t.Fatal("deleted topic still listed")
+	}
+}
+
+// TestBadInputShown: a bad topic name and a bad time are shown in
+// div#error with 400, and nothing is created.
+func TestBadInputShown(t *testing.T) {
+	e := start(t)
+	cases := []struct {
+		path string
+		form url.Values
+		want string
+	}{
+		{"/topics", url.Values{"topic": {"bad topic!"}}, "illegal characters"},
+		{"/topics", url.Values{"topic": {"OkTopic"}, "queues": {"x"}}, "not a number"},
+		{"/topics", url.Values{"topic": {"OkTopic"}, "perm": {"9"}}, "perm 9"},
+		{"/groups", url.Values{"group": {"bad group!"}}, "illegal characters"},
+		{"/groups/g1/reset", url.Values{"topic": {"TopicTest"}, "time": {"yesterday"}}, "unix milliseconds"},
+	}
+	for _, c := range cases {
+		p := e.post(t, c.path, c.form)
+		if p.status != http.StatusBadRequest || !strings.Contains(errorText(p.body), c.want) {
+			t.Errorf("POST %s %v: %d, error %q, want 400 with %q", c.path, c.form, p.status, errorText(p.body), c.want)
+		}
+	}
+	if p := e.get(t, "/topics/bad%20topic!"); p.status != http.StatusBadRequest || errorText(p.body) == "" {
+		t.Errorf("topic page of a bad name: %d %q", p.status, errorText(p.body))
+	}
+	if p := e.get(t, "/messages?by=key&topic=bad%20topic&key=k"); p.status != http.StatusBadRequest || errorText(p.body) == "" {
+		t.Errorf("query with a bad topic: %d %q", p.status, errorText(p.body))
+	}
+	ts, err := e.adm.Topics(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range ts {
+		if x == "OkTopic" {
+			t.Error("OkTopic created despite bad fields")
+		}
+	}
+}
+
+// TestCSRF: a POST without the cookie's token, or with another, is
+// refused with 403 and changes nothing; GET on an action is not allowed.
+func TestCSRF(t *testing.T) {
+	e := start(t)
+	tok := e.csrf(t)
+	topic := name(t, "CSRF")
+	for _, form := range []url.Values{
+		{"topic": {topic}},
+		{"topic": {topic}, "csrf": {""}},
+		{"topic": {topic}, "csrf": {strings.Repeat("0", 32)}},
+		{"topic": {topic}, "csrf": {tok + "0"}},
+	} {
+		resp, err := e.cli.PostForm(e.http.URL+"/topics", form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := readPage(t, resp); p.status != http.StatusForbidden {
+			t.Errorf("POST with csrf %q: %d, want 403", form.Get("csrf"), p.status)
+		}
+	}
+	// The right token from another client (no cookie) is refused too.
+	resp, err := http.PostForm(e.http.URL+"/topics", url.Values{"topic": {topic}, "csrf": {tok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := readPage(t, resp); p.status != http.StatusForbidden {
+		t.Errorf("POST without the cookie: %d, want 403", p.status)
+	}
+	if p := e.get(t, "/topics/"+topic+"/delete"); p.status != http.StatusMethodNotAllowed && p.status != http.StatusNotFound {
+		t.Errorf("GET of an action: %d", p.status)
+	}
+	if _, err := e.adm.TopicRoute(ctxT(t), topic); err == nil {
+		t.Fatal("topic created by a refused POST")
+	}
+}
+
+// TestLoopbackOnly: requests from another host, or naming another Host,
+// are refused unless AllowRemote; Listen refuses a non-loopback address.
+func TestLoopbackOnly(t *testing.T) {
+	e := start(t)
+	cases := []struct {
+		remote, host string
+		allow        bool
+		want         int
+	}{
+		{"127.0.0.1:5000", "127.0.0.1:8080", false, http.StatusOK},
+		{"[::1]:5000", "localhost:8080", false, http.StatusOK},
+		{"192.0.2.1:5000", "127.0.0.1:8080", false, http.StatusForbidden},
+		{"127.0.0.1:5000", "evil.example:8080", false, http.StatusForbidden},
+		{"192.0.2.1:5000", "console.example", true, http.StatusOK},
+	}
+	for _, c := range cases {
+		srv, err := New(Config{Admin: e.adm, AllowRemote: c.allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := httptest.NewRequest("GET", "/topics", nil)
+		r.RemoteAddr, r.Host = c.remote, c.host
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("%+v: %d", c, w.Code)
+		}
+	}
+	if _, err := Listen("0.0.0.0:0", false); !errors.Is(err, ErrRemote) {
+		t.Errorf("Listen 0.0.0.0: %v, want ErrRemote", err)
+	}
+	if _, err := Listen("example.com:0", false); !errors.Is(err, ErrRemote) {
+		t.Errorf("Listen example.com: %v, want ErrRemote", err)
+	}
+	ln, err := Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	if err := ListenAndServe(ctxT(t), "0.0.0.0:0", e.srv); !errors.Is(err, ErrRemote) {
+		t.Errorf("ListenAndServe 0.0.0.0: %v", err)
+	}
+}
+
+// TestGroupLagAndReset: the group page shows its members while they run,
+// the lag per queue and in total (also from the JSON), and resetting the
+// offset to the start through the form brings the lag back to every
+// message.
+func TestGroupLagAndReset(t *testing.T) {
+	e := start(t)
+	topic, group := name(t, "LT"), name(t, "lg")
+	e.createTopic(t, topic, 2)
+	e.send(t, topic, "pg_"+topic, 8)
+	var n atomic.Int64
+	stop := e.consume(t, group, topic, &n)
+	ctx := ctxT(t)
+	testutil.WaitFor(t, wait, "8 consumed and committed", func() bool {
+		cs, err := e.adm.ConsumeStats(ctx, group, topic)
+		return n.Load() >= 8 && err == nil && cs.Lag() == 0 && len(cs.Queues) == 2
+	})
+	p := e.get(t, "/groups/"+group)
+	cc, err := e.adm.ConsumerConnection(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := cc.ConnectionSet[0].ClientID
+	if lang, ok := cell(p.body, "data-client", id, "language"); !ok || lang != "GO" {
+		t.Errorf("member %s: language %q (row %v)", id, lang, ok)
+	}
+	if v, _ := cell(p.body, "data-client", id, "version"); v == "" || v == "0" {
+		t.Errorf("member version %q", v)
+	}
+	if lag, _ := byID(p.body, "span", "lag-total"); lag != "0" {
+		t.Errorf("lag %q after consuming everything", lag)
+	}
+	if l := e.get(t, "/groups?q="+group); !strings.Contains(l.body, `data-group="`+group+`"`) {
+		t.Error("group not listed")
+	}
+	stop()
+	testutil.WaitFor(t, wait, "the member gone", func() bool {
+		_, err := e.adm.ConsumerConnection(ctx, group)
+		return errors.Is(err, remoting.ErrConsumerNotOnline)
+	})
+
+	r := e.post(t, "/groups/"+group+"/reset", url.Values{"topic": {topic}, "time": {"0"}, "force": {"true"}})
+	if r.status != http.StatusOK || r.url != "/groups/"+group {
+		t.Fatalf("reset: %d at %s: %s", r.status, r.url, errorText(r.body))
+	}
+	if lag, _ := byID(r.body, "span", "lag-total"); lag != "8" {
+		t.Errorf("lag %q after the reset, want 8", lag)
+	}
+	var perQueue int64
+	for q := range 2 {
+		key := topic + "@broker-a/" + strconv.Itoa(q)
+		v, ok := cell(r.body, "data-queue", key, "lag")
+		x, _ := strconv.ParseInt(v, 10, 64)
+		if !ok {
+			t.Errorf("no row %s", key)
+		}
+		if c, _ := cell(r.body, "data-queue", key, "consumer-offset"); c != "0" {
+			t.Errorf("queue %s consumer offset %q after the reset", key, c)
+		}
+		perQueue += x
+	}
+	if perQueue != 8 {
+		t.Errorf("lag per queue sums to %d", perQueue)
+	}
+	resp, err := e.cli.Get(e.http.URL + "/api/groups/" + group + "/lag")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lj struct {
+		Total  int64 `json:"total"`
+		Queues []struct {
+			Lag int64 `json:"lag"`
+		} `json:"queues"`
+		History [][2]int64 `json:"history"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&lj)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for _, q := range lj.Queues {
+		sum += q.Lag
+	}
+	// The queues include the group's retry topic.
+	if lj.Total != 8 || len(lj.Queues) < 2 || sum != 8 {
+		t.Errorf("lag JSON %+v", lj)
+	}
+	if len(lj.History) < 2 || lj.History[len(lj.History)-1][1] != 8 {
+		t.Errorf("lag history %v", lj.History)
+	}
+
+	// Deleting the group through its form.
+	d := e.post(t, "/groups/"+group+"/delete", url.Values{})
+	if d.status != http.StatusOK || d.url != "/groups" {
+		t.Fatalf("delete group: %d at %s: %s", d.status, d.url, errorText(d.body))
+	}
+	if strings.Contains(d.body, `data-group="`+group+`"`) {
+		t.Error("deleted group still listed")
+	}
+	if d := e.post(t, "/groups/"+group+"/delete", url.Values{}); d.status != http.StatusNotFound || errorText(d.body) == "" {
+		t.Errorf("deleting it again: %d %q", d.status, errorText(d.body))
+	}
+}
+
+// TestMessages: a message is found by key, by id and by time, its page
+// shows the body as text, JSON and hex, its properties and the group that
+// consumed it, and resending it to a member succeeds.
+func TestMessages(t *testing.T) {
+	e := start(t)
+	topic, group := name(t, "MT"), name(t, "mg")
+	e.createTopic(t, topic, 2)
+	begin := time.Now().Add(-time.Second)
+	res := e.send(t, topic, "pg_"+topic, 5)
+	end := time.Now().Add(time.Second)
+	var n atomic.Int64
+	e.consume(t, group, topic, &n)
+	ctx := ctxT(t)
+	testutil.WaitFor(t, wait, "5 consumed and committed", func() bool {
+		cs, err := e.adm.ConsumeStats(ctx, group, topic)
+		return n.Load() >= 5 && err == nil && cs.Lag() == 0
+	})
+	id := res[3].MsgID
+
+	q := func(v url.Values) page {
+		t.Helper()
+		p := e.get(t, "/messages?"+v.Encode())
+		if p.status != http.StatusOK {
+			t.Fatalf("query %v: %d %s", v, p.status, errorText(p.body))
+		}
+		return p
+	}
+	if p := q(url.Values{"by": {"key"}, "topic": {topic}, "key": {"key-3"}}); !strings.Contains(p.body, `<tr data-msgid="`+id+`">`) {
+		t.Errorf("by key: %s not found", id)
+	} else if strings.Contains(p.body, `data-msgid="`+res[2].MsgID+`"`) {
+		t.Errorf("by key: another message listed")
+	}
+	if p := q(url.Values{"by": {"id"}, "topic": {topic}, "id": {id}}); !strings.Contains(p.body, `<tr data-msgid="`+id+`">`) {
+		t.Errorf("by id: %s not found", id)
+	}
+	if p := q(url.Values{"by": {"id"}, "topic": {topic}, "id": {res[3].OffsetMsgID}}); !strings.Contains(p.body, `<tr data-msgid="`+id+`">`) {
+		t.Errorf("by offset id: %s not found", id)
+	}
+	p := q(url.Values{"by": {"time"}, "topic": {topic}, "begin": {begin.Format("2006-01-02T15:04:05")}, "end": {strconv.FormatInt(end.UnixMilli(), 10)}})
+	for _, r := range res {
+		if !strings.Contains(p.body, `<tr data-msgid="`+r.MsgID+`">`) {
+			t.Errorf("by time: %s not found", r.MsgID)
+		}
+	}
+	if p := q(url.Values{"by": {"time"}, "topic": {topic}, "begin": {"0"}, "end": {strconv.FormatInt(begin.Add(-time.Hour).UnixMilli(), 10)}}); strings.Contains(p.body, "data-msgid=") {
+		t.Error("by time: messages found before they were sent")
+	}
+
+	v := e.get(t, "/messages/view?topic="+url.QueryEscape(topic)+"&id="+id)
+	if v.status != http.StatusOK {
+		t.Fatalf("view: %d %s", v.status, errorText(v.body))
+	}
+	if b, _ := byID(v.body, "pre", "body"); b != `{&#34;n&#34;:3}` {
+		t.Errorf("text body %q", b)
+	}
+	if !strings.Contains(v.body, `<select id="body-format"`) || !strings.Contains(v.body, `id="properties"`) {
+		t.Error("no format switch or properties table")
+	}
+	if k, _ := cell(v.body, "data-name", "KEYS", "value"); k != "key-3" {
+		t.Errorf("KEYS property %q", k)
+	}
+	if tt, _ := cell(v.body, "data-group", group, "track-type"); tt != "CONSUMED" {
+		t.Errorf("track of %s: %q", group, tt)
+	}
+	if h := e.get(t, "/messages/view?format=hex&topic="+url.QueryEscape(topic)+"&id="+id); !strings.Contains(h.body, "7b 22 6e 22 3a 33 7d") {
+		t.Error("hex body missing")
+	}
+	if j := e.get(t, "/messages/view?format=json&topic="+url.QueryEscape(topic)+"&id="+id); !strings.Contains(j.body, "&#34;n&#34;: 3") {
+		t.Error("JSON body not indented")
+	}
+	if p := e.get(t, "/messages/view?topic="+url.QueryEscape(topic)+"&id=00000000000000000000000000000000"); errorText(p.body) == "" {
+		t.Error("unknown id: no error")
+	}
+
+	cc, err := e.adm.ConsumerConnection(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := n.Load()
+	r := e.post(t, "/messages/resend", url.Values{"topic": {topic}, "id": {id}, "group": {group}, "client": {cc.ConnectionSet[0].ClientID}})
+	if res, _ := byID(r.body, "td", "consume-result"); r.status != http.StatusOK || res != remoting.ConsumeResultSuccess {
+		t.Fatalf("resend: %d, result %q, error %q", r.status, res, errorText(r.body))
+	}
+	if n.Load() != before+1 {
+		t.Errorf("consumed %d after the resend, want %d", n.Load(), before+1)
+	}
+	if r := e.post(t, "/messages/resend", url.Values{"topic": {topic}, "id": {id}, "group": {group}, "client": {"nobody@1"}}); errorText(r.body) == "" {
+		t.Error("resend to an unknown client: no error")
+	}
+}
+
+// TestProducers: a live producer of a group is listed with its client id
+// and language.
+func TestProducers(t *testing.T) {
+	e := start(t)
+	topic := name(t, "PT")
+	group := "pg_" + topic
+	e.createTopic(t, topic, 1)
+	p, err := newProducer(e, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Shutdown(ctxT(t))
+	// A producer heartbeats to the brokers it has sent to.
+	m, err := producer.NewMessage(topic, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Send(ctxT(t), m); err != nil {
+		t.Fatal(err)
+	}
+	var pg page
+	testutil.WaitFor(t, wait, "the producer listed", func() bool {
+		pg = e.get(t, "/producers?group="+group+"&topic="+topic)
+		return strings.Contains(pg.body, "data-client=")
+	})
+	if !strings.Contains(pg.body, `<td class="language">GO</td>`) {
+		t.Errorf("producer row without language GO: %s", pg.body)
+	}
+	if pg := e.get(t, "/producers?group=nobody&topic="+topic); strings.Contains(pg.body, "data-client=") {
+		t.Error("a group without producers lists some")
+	}
+}
+
+// TestStatsJSON: /api/stats sums the masters' put TPS and keeps a
+// history that grows with each poll.
+func TestStatsJSON(t *testing.T) {
+	e := start(t)
+	var s statsJSON
+	for range 3 {
+		resp, err := e.cli.Get(e.http.URL + "/api/stats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = statsJSON{}
+		err = json.NewDecoder(resp.Body).Decode(&s)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.Brokers) != 1 || s.Brokers[0].Name != "broker-a" || len(s.History) != 3 || s.Time == 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestACL: with ACL on, a console signing as an ordinary account shows
+// NO_PERMISSION for what it may not do, and no page shows a secret.
+func TestACL(t *testing.T) {
+	const accounts = `accounts:
+  - accessKey: console-user
+    secretKey: console-user-SECRET
+    defaultTopicPerm: PUB|SUB
+    defaultGroupPerm: SUB
+`
+	c := rmqtest.StartCluster(t, rmqtest.WithACL(accounts))
+	e := &env{c: c, ns: c.NameServerAddr()}
+	e.adm = newAdmin(t, e.ns, admin.WithACL(remoting.ACLCredentials{AccessKey: "console-user", SecretKey: "console-user-SECRET"}))
+	e.serve(t, Config{Admin: e.adm})
+	p := e.post(t, "/topics", url.Values{"topic": {"AclTopic"}})
+	if p.status != http.StatusForbidden || !strings.Contains(errorText(p.body), "NO_PERMISSION") {
+		t.Fatalf("create as an ordinary account: %d, error %q", p.status, errorText(p.body))
+	}
+	for _, path := range []string{"/", "/topics", "/groups", "/messages", "/topics/TopicTest"} {
+		if p := e.get(t, path); strings.Contains(p.body, "SECRET") {
+			t.Errorf("%s shows the secret", path)
+		}
+	}
+}
+
+func TestParseTime(t *testing.T) {
+	local := time.Date(2024, 5, 6, 7, 8, 9, 0, time.Local)
+	cases := []struct {
+		in   string
+		want time.Time
+		err  bool
+	}{
+		{"", time.Time{}, false},
+		{"2024-05-06T07:08:09", local, false},
+		{"2024-05-06T07:08", local.Add(-9 * time.Second), false},
+		{"1714979289000", time.UnixMilli(1714979289000), false},
+		{"yesterday", time.Time{}, true},
+	}
+	for _, c := range cases {
+		got, err := parseTime(c.in, time.Now())
+		if (err != nil) != c.err || !got.Equal(c.want) {
+			t.Errorf("parseTime(%q) = %v, %v", c.in, got, err)
+		}
+	}
+}
+
+func TestPaginate(t *testing.T) {
+	var all []string
+	for i := range 250 {
+		all = append(all, fmt.Sprintf("T%03d", i))
+	}
+	cases := []struct {
+		filter     string
+		page       int
+		first      string
+		n, pages   int
+		prev, next bool
+	}{
+		{"", 1, "T000", 100, 3, false, true},
+		{"", 3, "T200", 50, 3, true, false},
+		{"", 9, "T200", 50, 3, true, false},
+		{"t1", 1, "T100", 100, 1, false, false},
+		{"T", 2, "T100", 100, 3, true, true},
+		{"T24", 0, "T240", 10, 1, false, false},
+		{"none", 1, "", 0, 1, false, false},
+	}
+	for _, c := range cases {
+		lp := paginate(all, c.filter, c.page, "/topics")
+		first := ""
+		if len(lp.Names) > 0 {
+			first = lp.Names[0]
+		}
+		if first != c.first || len(lp.Names) != c.n || lp.Pages != c.pages || (lp.Prev != "") != c.prev || (lp.Next != "") != c.next {
+			t.Errorf("%+v: %+v", c, lp)
+		}
+	}
+}
+
+func TestHistoryBounded(t *testing.T) {
+	h := newHistory()
+	t0 := time.Unix(1000, 0)
+	for i := range historyPoints + 50 {
+		h.add("a", t0.Add(time.Duration(i)*time.Second), int64(i))
+	}
+	pts := h.add("a", t0.Add(time.Hour), -1)
+	if len(pts) != historyPoints || pts[len(pts)-1][1] != -1 || pts[0][1] != 51 {
+		t.Fatalf("%d points, first %v last %v", len(pts), pts[0], pts[len(pts)-1])
+	}
+	for i := range historySeries + 10 {
+		h.add(fmt.Sprint("s", i), t0.Add(time.Duration(i)*time.Millisecond), 1)
+	}
+	if len(h.series) != historySeries {
+		t.Fatalf("%d series kept", len(h.series))
+	}
+}
