@@ -503,12 +503,22 @@ func (b *browser) text(sel string) string {
 // timeout, then fails with describe().
 func (b *browser) waitFor(timeout time.Duration, fn string, describe func() string, args ...any) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, timeout+5*time.Second)
+	deadline := time.Now().Add(timeout)
+	ctx, cancel := context.WithDeadline(b.ctx, deadline.Add(5*time.Second))
 	defer cancel()
-	_, err := chromedp.Run(ctx, chromedp.PollFunction[chromedp.Void](fn,
-		chromedp.WithPollingArgs(args...),
-		chromedp.WithPollingInterval(100*time.Millisecond),
-		chromedp.WithPollingTimeout(timeout)))
+	var err error
+	// Right after a navigation the browser may still name the old
+	// document's execution context ("Cannot find context with specified
+	// id"); such an error is retried a few times, a timeout is not.
+	for range 5 {
+		_, err = chromedp.Run(ctx, chromedp.PollFunction[chromedp.Void](fn,
+			chromedp.WithPollingArgs(args...),
+			chromedp.WithPollingInterval(100*time.Millisecond),
+			chromedp.WithPollingTimeout(time.Until(deadline))))
+		if err == nil || errors.Is(err, chromedp.ErrPollingTimeout) || ctx.Err() != nil || time.Until(deadline) <= 0 {
+			break
+		}
+	}
 	if err != nil {
 		b.t.Fatalf("%s after %v: %v (%s)", describe(), timeout, err, b.where())
 	}
