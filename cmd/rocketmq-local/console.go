@@ -10,8 +10,29 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/internal/acl"
 	"github.com/go-rocketmq/rocketmq/internal/console"
+	"github.com/go-rocketmq/rocketmq/remoting"
 )
+
+// consoleACL returns the admin option signing the console's calls with
+// the first admin account of the ACL file, or none when it has none (the
+// console then shows what the brokers refuse).
+func consoleACL(path string) ([]admin.Option, error) {
+	if path == "" {
+		return nil, nil
+	}
+	cfg, err := acl.LoadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-console: %w", err)
+	}
+	for _, a := range cfg.Accounts {
+		if a.Admin {
+			return []admin.Option{admin.WithACL(remoting.ACLCredentials{AccessKey: a.AccessKey, SecretKey: a.SecretKey})}, nil
+		}
+	}
+	return nil, nil
+}
 
 // defaultConsole is where the web console listens unless -console says
 // otherwise; when that port is taken a free one is used.
@@ -21,7 +42,7 @@ const defaultConsole = "127.0.0.1:8080"
 // addr. With fallback, a busy port is replaced by a free one. It returns
 // a function that stops the console and closes its admin client, and the
 // bound address.
-func startConsole(addr, nameServer string, fallback bool, logger *slog.Logger) (stop func(), bound string, err error) {
+func startConsole(addr, nameServer string, fallback bool, logger *slog.Logger, opts ...admin.Option) (stop func(), bound string, err error) {
 	ln, err := console.Listen(addr, false)
 	if err != nil && fallback && errors.Is(err, syscall.EADDRINUSE) {
 		host, _, _ := net.SplitHostPort(addr)
@@ -30,7 +51,7 @@ func startConsole(addr, nameServer string, fallback bool, logger *slog.Logger) (
 	if err != nil {
 		return nil, "", fmt.Errorf("-console: %w", err)
 	}
-	adm, err := admin.New(admin.WithNameServers(nameServer), admin.WithLogger(logger))
+	adm, err := admin.New(append([]admin.Option{admin.WithNameServers(nameServer), admin.WithLogger(logger)}, opts...)...)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err = adm.Start(ctx)

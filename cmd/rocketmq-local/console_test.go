@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -68,5 +70,39 @@ func TestConsoleFallback(t *testing.T) {
 	}
 	if _, _, err := startConsole("0.0.0.0:0", "127.0.0.1:1", true, log); err == nil {
 		t.Fatal("non-loopback address: no error")
+	}
+}
+
+// TestConsoleACL: with -acl-file the console signs as the file's admin
+// account, so the brokers answer it, and no page shows the secret.
+func TestConsoleACL(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plain_acl.yml")
+	const acct = "accounts:\n  - accessKey: plain-user\n    secretKey: plain-user-secret\n" +
+		"  - accessKey: console-admin\n    secretKey: console-admin-secret\n    admin: true\n"
+	if err := os.WriteFile(file, []byte(acct), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := parseFlags([]string{"-namesrv", "127.0.0.1:0", "-broker", "127.0.0.1:0", "-data", filepath.Join(dir, "data"),
+		"-acl-file", file, "-console", "127.0.0.1:0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, stop := startServe(t, o)
+	defer stop()
+	for _, path := range []string{"/", "/groups"} {
+		resp, err := http.Get("http://" + addrs["console"] + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page := string(b)
+		if resp.StatusCode != http.StatusOK || strings.Contains(page, `id="error"`) || strings.Contains(page, `class="err"`) {
+			t.Errorf("%s: %d, refused: %s", path, resp.StatusCode, page)
+		}
+		if strings.Contains(page, "secret") {
+			t.Errorf("%s shows a secret", path)
+		}
 	}
 }

@@ -270,7 +270,11 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	stopConsole := func() {}
 	if o.console != "off" && o.console != "" {
-		stop, addr, err := startConsole(o.console, c.NameServerAddr(), !o.explicit["console"], logger)
+		aclOpts, err := consoleACL(o.aclFile)
+		stop, addr := func() {}, ""
+		if err == nil {
+			stop, addr, err = startConsole(o.console, c.NameServerAddr(), !o.explicit["console"], logger, aclOpts...)
+		}
 		if err != nil {
 			stopMetrics()
 			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

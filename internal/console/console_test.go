@@ -53,6 +53,9 @@ func TestPages(t *testing.T) {
 	if v, _ := cell(p.body, "data-broker", "broker-a/0", "version"); v == "" {
 		t.Errorf("no broker version on the cluster page")
 	}
+	if v, _ := cell(p.body, "data-broker", "broker-a/0", "disk"); !strings.HasSuffix(strings.TrimSpace(v), "%") {
+		t.Errorf("disk use %q, want a percentage", v)
+	}
 	for _, path := range []string{"/static/console.js", "/static/console.css"} {
 		if p := e.get(t, path); p.status != http.StatusOK || len(p.body) < 100 {
 			t.Errorf("%s: %d, %d bytes", path, p.status, len(p.body))

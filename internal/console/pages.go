@@ -210,7 +210,9 @@ func (s *Server) brokerRows(ctx context.Context) ([]brokerRow, error) {
 			}
 			b.PutTPS = firstFloat(kv["putTps"])
 			b.GetTPS = firstFloat(kv["getTransferedTps"])
-			b.DiskRatio = kv["commitLogDiskRatio"]
+			if r, err := strconv.ParseFloat(kv["commitLogDiskRatio"], 64); err == nil {
+				b.DiskRatio = strconv.FormatFloat(r*100, 'f', 1, 64) + "%"
+			}
 			b.PutToday = kv["msgPutTotalTodayNow"]
 			b.GetToday = kv["msgGetTotalTodayNow"]
 		}()
@@ -354,15 +356,14 @@ func (s *Server) groups(ctx context.Context, r *http.Request, v *view) {
 }
 
 type lagRow struct {
-	Key                          string `json:"key"`
-	Topic                        string `json:"topic"`
-	Broker                       string `json:"broker"`
-	QueueID                      int    `json:"queueId"`
-	BrokerOffset, ConsumerOffset int64  `json:"-"`
-	Broker0                      int64  `json:"brokerOffset"`
-	Consumer0                    int64  `json:"consumerOffset"`
-	Lag                          int64  `json:"lag"`
-	LastTimestamp                int64  `json:"lastTimestamp"`
+	Key            string `json:"key"` // topic@broker/queue, the row's data-queue
+	Topic          string `json:"topic"`
+	Broker         string `json:"broker"`
+	QueueID        int    `json:"queueId"`
+	BrokerOffset   int64  `json:"brokerOffset"`
+	ConsumerOffset int64  `json:"consumerOffset"`
+	Lag            int64  `json:"lag"`
+	LastTimestamp  int64  `json:"lastTimestamp"`
 }
 
 type lagJSON struct {
@@ -384,7 +385,7 @@ func (s *Server) lag(ctx context.Context, group string) (*lagJSON, error) {
 		lag := max(w.BrokerOffset-w.ConsumerOffset, 0)
 		out.Queues = append(out.Queues, lagRow{
 			Key: mq.Topic + "@" + mq.BrokerName + "/" + strconv.Itoa(mq.QueueID), Topic: mq.Topic, Broker: mq.BrokerName, QueueID: mq.QueueID,
-			BrokerOffset: w.BrokerOffset, ConsumerOffset: w.ConsumerOffset, Broker0: w.BrokerOffset, Consumer0: w.ConsumerOffset,
+			BrokerOffset: w.BrokerOffset, ConsumerOffset: w.ConsumerOffset,
 			Lag: lag, LastTimestamp: w.LastTimestamp,
 		})
 		out.Total += lag
