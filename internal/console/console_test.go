@@ -262,6 +262,10 @@ func TestGroupLagAndReset(t *testing.T) {
 	if lag, _ := byID(p.body, "span", "lag-total"); lag != "0" {
 		t.Errorf("lag %q after consuming everything", lag)
 	}
+	// The reset form offers the group's topic, not its retry topic.
+	if !strings.Contains(p.body, `list="group-topics" required value="`+topic+`"`) {
+		t.Errorf("reset form does not offer %s first", topic)
+	}
 	if l := e.get(t, "/groups?q="+group); !strings.Contains(l.body, `data-group="`+group+`"`) {
 		t.Error("group not listed")
 	}

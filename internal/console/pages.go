@@ -448,6 +448,18 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 			}
 		}
 	}
+	// The reset form offers the first topic: a group's own topics before
+	// its retry topic, which a user rarely means to reset.
+	slices.SortStableFunc(gp.Topics, func(a, b string) int {
+		return cmp.Compare(retryRank(a), retryRank(b))
+	})
+}
+
+func retryRank(topic string) int {
+	if strings.HasPrefix(topic, "%RETRY%") || strings.HasPrefix(topic, "%DLQ%") {
+		return 1
+	}
+	return 0
 }
 
 // ---- messages ----
