@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,12 +130,16 @@ func FuzzBatchBody(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-encoding an accepted batch: %v", err)
 		}
-		canonical := true
-		for _, e := range els {
-			canonical = canonical && EncodeProperties(DecodeProperties(e.Properties)) == e.Properties
+		// Magic and bodyCRC are read past, as Java's decodeMessages does,
+		// and written as zeros.
+		canonical, zeroed := true, slices.Clone(data)
+		for i, off := 0, 0; i < len(els); i++ {
+			canonical = canonical && EncodeProperties(DecodeProperties(els[i].Properties)) == els[i].Properties
+			clear(zeroed[off+4 : off+12])
+			off += batchHeaderSize + len(els[i].Body) + 2 + len(els[i].Properties)
 		}
-		if canonical && string(enc) != string(data) {
-			t.Fatalf("re-encoded batch differs\n got %q\nwant %q", enc, data)
+		if canonical && string(enc) != string(zeroed) {
+			t.Fatalf("re-encoded batch differs\n got %q\nwant %q", enc, zeroed)
 		}
 		back, err := DecodeBatch(enc)
 		if err != nil {

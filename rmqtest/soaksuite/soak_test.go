@@ -174,6 +174,27 @@ func (s *idSet) missing(want *idSet) (n int64, example int64) {
 	return n, example
 }
 
+func TestIDSet(t *testing.T) {
+	var want, got idSet
+	for _, id := range []int64{0, 1, 63, 64, 200, 1000} {
+		want.add(id)
+	}
+	for _, id := range []int64{1, 63, 64, 64, 1000, 5000} {
+		got.add(id)
+	}
+	if n, dups := got.stats(); n != 5 || dups != 1 {
+		t.Errorf("stats = %d, %d; want 5, 1", n, dups)
+	}
+	if n, ex := got.missing(&want); n != 2 || ex != 0 {
+		t.Errorf("missing = %d (e.g. %d), want 2 (e.g. 0)", n, ex)
+	}
+	got.add(0)
+	got.add(200)
+	if n, ex := got.missing(&want); n != 0 {
+		t.Errorf("missing = %d (e.g. %d) once every id is in", n, ex)
+	}
+}
+
 func bodyID(m *rocketmq.MessageExt) (int64, bool) {
 	head, _, ok := strings.Cut(string(m.Body), "|")
 	if !ok {
