@@ -50,6 +50,50 @@ func take(start time.Time) sample {
 	return sample{at: time.Since(start), heapInuse: ms.HeapInuse, goroutines: runtime.NumGoroutine()}
 }
 
+// goroutineKinds counts the live goroutines by the function each was
+// created by and the function it runs now, to name what grew.
+func goroutineKinds() map[string]int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	out := map[string]int{}
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		lines := strings.Split(g, "\n")
+		if len(lines) < 2 {
+			continue
+		}
+		top, created := lines[1], ""
+		for _, l := range lines {
+			if strings.HasPrefix(l, "created by ") {
+				created, _, _ = strings.Cut(strings.TrimPrefix(l, "created by "), " in goroutine ")
+			}
+		}
+		if i := strings.LastIndexByte(top, '('); i > 0 {
+			top = top[:i]
+		}
+		out[top+" <- "+created]++
+	}
+	return out
+}
+
+// grown lists the kinds of goroutine more numerous in after than in before.
+func grown(before, after map[string]int) []string {
+	var out []string
+	for k, n := range after {
+		if n > before[k] {
+			out = append(out, fmt.Sprintf("+%d %s", n-before[k], k))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 func median[T uint64 | int](v []T) T {
 	s := slices.Clone(v)
 	slices.Sort(s)
@@ -375,11 +419,15 @@ func TestSoak(t *testing.T) {
 
 	start := time.Now()
 	var samples []sample
+	var kinds0 map[string]int
 	tick := time.NewTicker(every)
 	for time.Since(start) < dur {
 		<-tick.C
 		s := take(start)
 		samples = append(samples, s)
+		if len(samples) == 1 {
+			kinds0 = goroutineKinds()
+		}
 		a, _ := acked.stats()
 		pu, _ := pushed.stats()
 		po, _ := polled.stats()
@@ -387,6 +435,7 @@ func TestSoak(t *testing.T) {
 			s.at.Seconds(), float64(s.heapInuse)/(1<<20), s.goroutines, a, pu, po, sendErrs.Load())
 	}
 	tick.Stop()
+	kinds1 := goroutineKinds()
 	stopSend()
 	senders.Wait()
 	inflight.Wait()
@@ -413,6 +462,7 @@ func TestSoak(t *testing.T) {
 	po, od := polled.stats()
 	t.Logf("%v: %d samples, %d messages acknowledged (%.0f/s), %d send errors; push consumer %d (+%d redelivered), lite pull consumer %d (+%d redelivered)",
 		dur, len(samples), sent, float64(sent)/dur.Seconds(), errs, pu, pd, po, od)
+	t.Logf("goroutines more numerous at the end than at the first sample:\n%s", strings.Join(grown(kinds0, kinds1), "\n"))
 	if why := flat(samples); why != "" {
 		t.Error(why)
 	}
