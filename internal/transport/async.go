@@ -142,7 +142,10 @@ func (c *Client) worker() {
 	s.mu.Lock()
 	for {
 		for s.head == len(s.q) {
-			if c.closed.Load() {
+			// One waiting worker is enough: those the sweeper added for a
+			// stall leave once it is over, or a long-lived client would
+			// keep one more goroutine for every stall it ever had.
+			if c.closed.Load() || s.workers-s.awake > 0 {
 				s.workers--
 				s.awake--
 				s.mu.Unlock()

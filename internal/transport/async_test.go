@@ -149,6 +149,45 @@ func TestAsyncBlockedCallback(t *testing.T) {
 	}
 }
 
+// TestAsyncWorkersShrinkAfterStalls: the workers added while callbacks
+// stalled leave once the stall is over.
+func TestAsyncWorkersShrinkAfterStalls(t *testing.T) {
+	s := startServer(t, nil, echo)
+	c := newClient(t)
+	for i := range 5 {
+		release, inFirst, second := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		if err := c.InvokeAsync(context.Background(), s.addr, request(remoting.HeartBeat, "1"), func(*remoting.Command, error) {
+			close(inFirst)
+			<-release
+		}); err != nil {
+			t.Fatal(err)
+		}
+		<-inFirst
+		if err := c.InvokeAsync(context.Background(), s.addr, request(remoting.HeartBeat, "2"), func(_ *remoting.Command, err error) {
+			second <- err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-second:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("stall %d: second callback held up by the first", i)
+		}
+		close(release)
+	}
+	workers := func() int {
+		c.async.mu.Lock()
+		defer c.async.mu.Unlock()
+		return c.async.workers
+	}
+	if !testutil.Poll(5*time.Second, func() bool { return workers() <= 1 }) {
+		t.Fatalf("%d workers left after the stalls ended, want at most 1", workers())
+	}
+}
+
 // TestAsyncSweeperRestarts: the sweeper stops when no async call is in
 // flight and starts again with the next one, whose timeout still works.
 func TestAsyncSweeperRestarts(t *testing.T) {
