@@ -99,6 +99,16 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxAsyncInflight > 0 {
 		topts = append(topts, transport.WithMaxAsyncInflight(cfg.MaxAsyncInflight, false))
 	}
+	// A broker drops a client whose connection closed (Java's
+	// doChannelCloseEvent); a reconnect heartbeats at once so the client's
+	// groups do not lose it until the next period.
+	hbNow := make(chan struct{}, 1)
+	topts = append(topts, transport.WithReconnectHook(func(string) {
+		select {
+		case hbNow <- struct{}{}:
+		default:
+		}
+	}))
 	tr, err := transport.New(topts...)
 	if err != nil {
 		return nil, err
@@ -126,7 +136,7 @@ func New(cfg Config) (*Client, error) {
 		consumers:  make(map[string]Consumer),
 		admins:     make(map[string]struct{}),
 		stop:       make(chan struct{}),
-		hbNow:      make(chan struct{}, 1),
+		hbNow:      hbNow,
 		refreshNow: make(chan struct{}, 1),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())

@@ -35,6 +35,8 @@ type Client struct {
 	// (copy on write: addresses change rarely, calls are frequent).
 	mu    sync.Mutex
 	conns atomic.Pointer[map[string]*entry]
+	// dialed holds every address connected to so far, for onReconnect.
+	dialed sync.Map
 
 	// lifeMu orders goroutine starts against Close: a start holds the read
 	// lock across the closed check and gs.Add, so no Add races gs.Wait.

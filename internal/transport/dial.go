@@ -133,6 +133,11 @@ func (c *Client) dial(e *entry) {
 		c.log.Debug("rocketmq: connected", "addr", e.addr)
 	}
 	close(e.ready)
+	if mapped {
+		if _, again := c.dialed.LoadOrStore(e.addr, struct{}{}); again && c.cfg.onReconnect != nil {
+			c.cfg.onReconnect(e.addr)
+		}
+	}
 }
 
 func (c *Client) handshake(ctx context.Context, nc net.Conn, addr string) (net.Conn, error) {

@@ -41,6 +41,7 @@ type config struct {
 	idleTimeout   time.Duration
 	idleRead      time.Duration // see idleReadDelay; tests change it
 	timeoutClose  TimeoutClose
+	onReconnect   func(addr string)
 }
 
 func defaultConfig() config {
@@ -183,3 +184,9 @@ func (discardHandler) Enabled(context.Context, slog.Level) bool  { return false 
 func (discardHandler) Handle(context.Context, slog.Record) error { return nil }
 func (d discardHandler) WithAttrs([]slog.Attr) slog.Handler      { return d }
 func (d discardHandler) WithGroup(string) slog.Handler           { return d }
+
+// WithReconnectHook calls f (which must not block) after a connection to an
+// address this client was connected to before is established again. A
+// broker forgets a client whose connection closed, so the client core
+// heartbeats at once instead of waiting for its next period.
+func WithReconnectHook(f func(addr string)) Option { return func(c *config) { c.onReconnect = f } }

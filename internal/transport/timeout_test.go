@@ -169,3 +169,28 @@ func TestCancelKeepsSilentConn(t *testing.T) {
 		t.Fatalf("%d connections, want 1", n)
 	}
 }
+
+// TestReconnectHook: the hook hears a second connection to an address,
+// not the first.
+func TestReconnectHook(t *testing.T) {
+	s := startServer(t, nil, answerAllBut)
+	heard := make(chan string, 4)
+	c := newClient(t, WithReconnectHook(func(addr string) { heard <- addr }))
+	echoCall(t, c, s.addr, "first")
+	select {
+	case a := <-heard:
+		t.Fatalf("hook called for the first connection to %s", a)
+	default:
+	}
+	c.CloseConn(s.addr)
+	testutil.WaitFor(t, 0, "the connection closed", func() bool { return !c.Connected(s.addr) })
+	echoCall(t, c, s.addr, "again")
+	select {
+	case a := <-heard:
+		if a != s.addr {
+			t.Fatalf("hook heard %s, want %s", a, s.addr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("hook not called for the second connection")
+	}
+}
