@@ -120,36 +120,14 @@ func (p *parser) enter(pos int) error {
 	return nil
 }
 
-func (p *parser) orExpr() (node, error) {
-	left, err := p.andExpr()
-	if err != nil {
-		return nil, err
-	}
-	for {
-		t, err := p.peek(0)
-		if err != nil {
-			return nil, err
-		}
-		if t.kind != tOr {
-			return left, nil
-		}
-		p.consume()
-		right, err := p.andExpr()
-		if err != nil {
-			return nil, err
-		}
-		if left, err = asBoolean(left, t.pos); err != nil {
-			return nil, err
-		}
-		if right, err = asBoolean(right, t.pos); err != nil {
-			return nil, err
-		}
-		left = &logicNode{or: true, l: left, r: right}
-	}
-}
+func (p *parser) orExpr() (node, error) { return p.logicExpr(tOr, p.andExpr) }
 
-func (p *parser) andExpr() (node, error) {
-	left, err := p.equalityExpr()
+func (p *parser) andExpr() (node, error) { return p.logicExpr(tAnd, p.equalityExpr) }
+
+// logicExpr parses operand (op operand)*, left-associative, for op OR or
+// AND; both sides must be boolean expressions.
+func (p *parser) logicExpr(op tokKind, operand func() (node, error)) (node, error) {
+	left, err := operand()
 	if err != nil {
 		return nil, err
 	}
@@ -158,11 +136,11 @@ func (p *parser) andExpr() (node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.kind != tAnd {
+		if t.kind != op {
 			return left, nil
 		}
 		p.consume()
-		right, err := p.equalityExpr()
+		right, err := operand()
 		if err != nil {
 			return nil, err
 		}
@@ -172,7 +150,7 @@ func (p *parser) andExpr() (node, error) {
 		if right, err = asBoolean(right, t.pos); err != nil {
 			return nil, err
 		}
-		left = &logicNode{l: left, r: right}
+		left = &logicNode{or: op == tOr, l: left, r: right}
 	}
 }
 
