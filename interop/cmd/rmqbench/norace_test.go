@@ -3,5 +3,6 @@
 package main
 
 // raceEnabled reports a -race build: the official client's orderly
-// consumer is then left out of the tests.
+// consumer and its short in-process run, both racy inside that client,
+// are then left out of the tests.
 const raceEnabled = false
