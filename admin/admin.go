@@ -135,12 +135,16 @@ func (a *Admin) invokeNameServer(ctx context.Context, mk func() *remoting.Comman
 	if err := a.check(); err != nil {
 		return nil, err
 	}
-	resp, err := a.cli.InvokeNameServer(ctx, mk)
+	resp, addr, err := a.cli.InvokeNameServerFrom(ctx, mk)
 	if err != nil {
 		return nil, mqclient.Errorf("%s: %w", what, err)
 	}
 	if err := remoting.ResponseError(resp); err != nil {
-		return nil, mqclient.Errorf("%s: NameServer answered %w", what, err)
+		// Every NameServer serves the codes sent here; brokers refuse them.
+		if re := err.(*remoting.Error); re.Code == remoting.RequestCodeNotSupported {
+			return nil, mqclient.Errorf("%s: %w", what, mqclient.NotNameServer(addr, re))
+		}
+		return nil, mqclient.Errorf("%s: NameServer %s answered %w", what, addr, err)
 	}
 	return resp, nil
 }

@@ -12,7 +12,7 @@ func TestBrokerConfigCommands(t *testing.T) {
 	has(t, r, "brokerClusterName", "=", e.cluster)
 
 	var gc struct{ Brokers map[string]map[string]string }
-	e.ok(t, "getBrokerConfig", "-c", e.cluster, "-o", "json").decode(t, &gc)
+	e.ok(t, "getBrokerConfig", "-c", e.cluster, "--output", "json").decode(t, &gc)
 	if m := gc.Brokers[e.brokerAddr]; m["brokerName"] != e.broker || m["flushDiskType"] == "" {
 		t.Errorf("getBrokerConfig -c -o json: %v", gc.Brokers)
 	}
@@ -33,7 +33,7 @@ func TestBrokerConfigCommands(t *testing.T) {
 		Updated    []string
 		Key, Value string
 	}
-	e.ok(t, "updateBrokerConfig", "-c", e.cluster, "-k", "autoCreateTopicEnable", "-v", "false", "-o", "json").decode(t, &uc)
+	e.ok(t, "updateBrokerConfig", "-c", e.cluster, "-k", "autoCreateTopicEnable", "-v", "false", "--output", "json").decode(t, &uc)
 	if len(uc.Updated) != 1 || uc.Updated[0] != e.brokerAddr || uc.Key != "autoCreateTopicEnable" || uc.Value != "false" {
 		t.Errorf("updateBrokerConfig -c -o json: %+v", uc)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,13 +19,13 @@ var clusterListCmd = &command{
 }
 
 type brokerRow struct {
-	Cluster string `json:"cluster"`
-	Broker  string `json:"broker"`
-	ID      int64  `json:"id"`
-	Addr    string `json:"addr"`
-	Version string `json:"version"`
-	InTPS   string `json:"inTPS"`
-	OutTPS  string `json:"outTPS"`
+	Cluster string   `json:"cluster"`
+	Broker  string   `json:"broker"`
+	ID      int64    `json:"id"`
+	Addr    string   `json:"addr"`
+	Version string   `json:"version"`
+	InTPS   *float64 `json:"inTPS,omitempty"`
+	OutTPS  *float64 `json:"outTPS,omitempty"`
 	// Error is why the broker's runtime info could not be read.
 	Error string `json:"error,omitempty"`
 }
@@ -61,23 +62,35 @@ func clusterList(ctx context.Context, a *app) error {
 	return a.emit(map[string]any{"brokers": rows}, func(t *table) {
 		t.row("#Cluster Name", "#Broker Name", "#BID", "#Addr", "#Version", "#InTPS", "#OutTPS")
 		for _, r := range rows {
-			t.row(r.Cluster, r.Broker, r.ID, r.Addr, orDash(r.Version), orDash(r.InTPS), orDash(r.OutTPS))
+			t.row(r.Cluster, r.Broker, r.ID, r.Addr, orDash(r.Version), tpsCell(r.InTPS), tpsCell(r.OutTPS))
 		}
 	})
 }
 
 // firstTPS returns the first of a broker's "tps10s tps60s tps600s" values
-// with two decimals, as mqadmin clusterList shows it.
-func firstTPS(s string) string {
+// rounded to two decimals, as mqadmin clusterList shows it; nil when the
+// broker gives none.
+func firstTPS(s string) *float64 {
 	f := strings.Fields(s)
 	if len(f) == 0 {
-		return ""
+		return nil
 	}
 	v, err := strconv.ParseFloat(f[0], 64)
-	if err != nil {
-		return f[0]
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
 	}
-	return strconv.FormatFloat(v, 'f', 2, 64)
+	v = round2(v)
+	return &v
+}
+
+// round2 rounds to the two decimals the tables show.
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+func tpsCell(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
 }
 
 func orDash(s string) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 
@@ -24,6 +25,9 @@ var consoleCmd = &command{
 
 func serveConsole(ctx context.Context, a *app, listen string, remote bool, title string) error {
 	ln, err := console.Listen(listen, remote)
+	if errors.Is(err, console.ErrRemote) {
+		return usagef("-listen %s: not a loopback address; add -allow-remote to serve it (anyone who reaches it can then change the cluster)", listen)
+	}
 	if err != nil {
 		return usagef("-listen %s: %v", listen, err)
 	}

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +33,7 @@ func TestClusterAndBroker(t *testing.T) {
 			ID                                    int64
 		}
 	}
-	e.ok(t, "clusterList", "-o", "json").decode(t, &cl)
+	e.ok(t, "-o", "json", "clusterList").decode(t, &cl)
 	i := slices.IndexFunc(cl.Brokers, func(b struct {
 		Cluster, Broker, Addr, Version, Error string
 		ID                                    int64
@@ -46,7 +49,7 @@ func TestClusterAndBroker(t *testing.T) {
 		t.Errorf("brokerStatus -b: no brokerVersionDesc or bootTimestamp:\n%v", r)
 	}
 	var bs struct{ Brokers map[string]map[string]string }
-	e.ok(t, "brokerStatus", "-c", e.cluster, "-o", "json").decode(t, &bs)
+	e.ok(t, "brokerStatus", "-c", e.cluster, "--output", "json").decode(t, &bs)
 	if kv := bs.Brokers[e.brokerAddr]; kv["brokerVersionDesc"] == "" || kv["bootTimestamp"] == "" {
 		t.Errorf("brokerStatus -c -o json: no runtime info of %s: %v", e.brokerAddr, bs.Brokers)
 	}
@@ -89,7 +92,7 @@ func TestTopics(t *testing.T) {
 
 	has(t, e.ok(t, "topicList"), topic)
 	var tl struct{ Topics []string }
-	e.ok(t, "topicList", "-o", "json").decode(t, &tl)
+	e.ok(t, "topicList", "--output", "json").decode(t, &tl)
 	if !slices.Contains(tl.Topics, topic) || !slices.IsSorted(tl.Topics) {
 		t.Errorf("topicList -o json lacks %s or is not sorted: %v", topic, tl.Topics)
 	}
@@ -109,7 +112,7 @@ func TestTopics(t *testing.T) {
 			Perm                    int32
 		}
 	}
-	e.ok(t, "topicRoute", "-t", topic, "-o", "json").decode(t, &tr)
+	e.ok(t, "topicRoute", "-t", topic, "--output", "json").decode(t, &tr)
 	// Every master of the cluster has the topic now; the first broker
 	// sorts first.
 	if tr.Topic != topic || len(tr.Brokers) == 0 || len(tr.Queues) == 0 ||
@@ -129,7 +132,7 @@ func TestTopics(t *testing.T) {
 			QueueOffset                        int64
 		}
 	}
-	e.ok(t, "send", "-t", topic, "-p", "hello", "-count", "3", "-o", "json").decode(t, &sr)
+	e.ok(t, "send", "-t", topic, "-p", "hello", "-count", "3", "--output", "json").decode(t, &sr)
 	if sr.Topic != topic || len(sr.Results) != 3 {
 		t.Fatalf("send -o json: %+v", sr)
 	}
@@ -149,7 +152,7 @@ func TestTopics(t *testing.T) {
 			MinOffset, MaxOffset, LastUpdated int64
 		}
 	}
-	e.ok(t, "topicStatus", "-t", topic, "-o", "json").decode(t, &ts)
+	e.ok(t, "topicStatus", "-t", topic, "--output", "json").decode(t, &ts)
 	var total int64
 	own := 0
 	for _, q := range ts.Queues {
@@ -179,7 +182,7 @@ func TestTopics(t *testing.T) {
 		Topic, Cluster string
 		Deleted        bool
 	}
-	e.ok(t, "-namespace", "cli", "deleteTopic", "-t", nsTopic, "-c", e.cluster, "-o", "json").decode(t, &dt)
+	e.ok(t, "-namespace", "cli", "deleteTopic", "-t", nsTopic, "-c", e.cluster, "--output", "json").decode(t, &dt)
 	if dt.Topic != nsTopic || dt.Cluster != e.cluster || !dt.Deleted {
 		t.Errorf("deleteTopic -o json: %+v", dt)
 	}
@@ -223,7 +226,7 @@ func TestGroups(t *testing.T) {
 		RetryQueueNums    int32
 		ConsumeEnable     bool
 	}
-	e.ok(t, "updateSubGroup", "-b", e.brokerAddr, "-g", group, "-s", "false", "-q", "2", "-o", "json").decode(t, &ug)
+	e.ok(t, "updateSubGroup", "-b", e.brokerAddr, "-g", group, "-s", "false", "-q", "2", "--output", "json").decode(t, &ug)
 	if ug.Group != group || ug.BrokerAddr != e.brokerAddr || ug.ConsumeEnable || ug.RetryQueueNums != 2 || ug.RetryMaxTimes != 16 {
 		t.Errorf("updateSubGroup -o json: %+v", ug)
 	}
@@ -245,14 +248,14 @@ func TestGroups(t *testing.T) {
 		t.Errorf("deleteSubGroup left %s on the broker", group)
 	}
 	fails(t, e.run(t, "deleteSubGroup", "-c", e.cluster, "-g", group), 1, group, "SUBSCRIPTION_GROUP_NOT_EXIST")
-	fails(t, e.run(t, "deleteSubGroup", "-b", e.brokerAddr, "-g", group, "-o", "json"), 1, group, "SUBSCRIPTION_GROUP_NOT_EXIST")
+	fails(t, e.run(t, "deleteSubGroup", "-b", e.brokerAddr, "-g", group, "--output", "json"), 1, group, "SUBSCRIPTION_GROUP_NOT_EXIST")
 	other := name(t, "CLIG2")
 	e.ok(t, "updateSubGroup", "-b", e.brokerAddr, "-g", other)
 	var dg struct {
 		Group, BrokerAddr     string
 		RemoveOffset, Deleted bool
 	}
-	e.ok(t, "deleteSubGroup", "-b", e.brokerAddr, "-g", other, "-r", "true", "-o", "json").decode(t, &dg)
+	e.ok(t, "deleteSubGroup", "-b", e.brokerAddr, "-g", other, "-r", "true", "--output", "json").decode(t, &dg)
 	if dg.Group != other || dg.BrokerAddr != e.brokerAddr || !dg.RemoveOffset || !dg.Deleted {
 		t.Errorf("deleteSubGroup -o json: %+v", dg)
 	}
@@ -302,7 +305,7 @@ func TestMessages(t *testing.T) {
 			QueueOffset                                   int64
 		}
 	}
-	e.ok(t, "consume", "-t", topic, "-g", cg, "-c", "4", "-o", "json").decode(t, &cm)
+	e.ok(t, "consume", "-t", topic, "-g", cg, "-c", "4", "--output", "json").decode(t, &cm)
 	if cm.Topic != topic || cm.Group != cg || len(cm.Messages) != 4 {
 		t.Fatalf("consume -o json: %+v", cm)
 	}
@@ -333,7 +336,7 @@ func TestMessages(t *testing.T) {
 	progress := func() {
 		t.Helper()
 		cp.Queues = nil
-		e.ok(t, "consumerProgress", "-g", cg, "-t", topic, "-o", "json").decode(t, &cp)
+		e.ok(t, "consumerProgress", "-g", cg, "-t", topic, "--output", "json").decode(t, &cp)
 	}
 	progress()
 	if cp.Group != cg || cp.DiffTotal != 0 || len(cp.Queues) != 2 {
@@ -372,7 +375,7 @@ func TestMessages(t *testing.T) {
 			Offset  int64
 		}
 	}
-	e.ok(t, "resetOffsetByTime", "-g", cg, "-t", topic, "-s", time.Now().Add(time.Minute).Format("2006-01-02#15:04:05")+":000", "-o", "json").decode(t, &ro)
+	e.ok(t, "resetOffsetByTime", "-g", cg, "-t", topic, "-s", time.Now().Add(time.Minute).Format("2006-01-02#15:04:05")+":000", "--output", "json").decode(t, &ro)
 	if ro.Group != cg || ro.Topic != topic || !ro.Force || len(ro.Queues) != 2 || ro.Timestamp <= time.Now().UnixMilli() {
 		t.Errorf("resetOffsetByTime -o json: %+v", ro)
 	}
@@ -395,7 +398,7 @@ func TestMessages(t *testing.T) {
 			Keys              []string
 		}
 	}
-	e.ok(t, "queryMsgByKey", "-t", topic, "-k", key, "-b", "0", "-e", strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10), "-o", "json").decode(t, &qk)
+	e.ok(t, "queryMsgByKey", "-t", topic, "-k", key, "-b", "0", "-e", strconv.FormatInt(time.Now().Add(time.Hour).UnixMilli(), 10), "--output", "json").decode(t, &qk)
 	if qk.Topic != topic || qk.Key != key || len(qk.Messages) != 2 {
 		t.Fatalf("queryMsgByKey -o json: %+v", qk)
 	}
@@ -405,7 +408,7 @@ func TestMessages(t *testing.T) {
 		}
 	}
 	var none struct{ Messages []any }
-	e.ok(t, "queryMsgByKey", "-t", topic, "-k", "no-such-key", "-o", "json").decode(t, &none)
+	e.ok(t, "queryMsgByKey", "-t", topic, "-k", "no-such-key", "--output", "json").decode(t, &none)
 	if none.Messages == nil || len(none.Messages) != 0 {
 		t.Errorf("queryMsgByKey of a missing key: want an empty list, got %v", none.Messages)
 	}
@@ -441,7 +444,7 @@ func TestMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, wait, "the live group to consume everything", func() bool {
-		r := e.run(t, "consumerProgress", "-g", live, "-t", topic, "-o", "json")
+		r := e.run(t, "consumerProgress", "-g", live, "-t", topic, "--output", "json")
 		cp.Queues = nil
 		if r.code != 0 {
 			return false
@@ -464,7 +467,7 @@ func TestMessages(t *testing.T) {
 		ConsumeType   string
 		MessageModel  string
 	}
-	e.ok(t, "consumerConnection", "-g", live, "-o", "json").decode(t, &cc)
+	e.ok(t, "consumerConnection", "-g", live, "--output", "json").decode(t, &cc)
 	if cc.Group != live || len(cc.Connections) != 1 || cc.Connections[0].Language != "GO" || cc.ConsumeType != "CONSUME_PASSIVELY" ||
 		!slices.ContainsFunc(cc.Subscriptions, func(s struct{ Topic, SubExpression string }) bool {
 			return s.Topic == topic && s.SubExpression == "TagA || TagB"
@@ -490,7 +493,7 @@ func TestMessages(t *testing.T) {
 	}
 	testutil.WaitFor(t, wait, "the live group's track", func() bool {
 		qi.Tracks = nil
-		e.ok(t, "queryMsgById", "-i", sent[0], "-o", "json").decode(t, &qi)
+		e.ok(t, "queryMsgById", "-i", sent[0], "--output", "json").decode(t, &qi)
 		return slices.ContainsFunc(qi.Tracks, func(tr struct{ Group, TrackType, Error string }) bool {
 			return tr.Group == live && tr.TrackType == "CONSUMED"
 		})
@@ -528,7 +531,7 @@ func TestMessages(t *testing.T) {
 		Group       string
 		Connections []struct{ ClientID, Language string }
 	}
-	e.ok(t, "producerConnection", "-g", pg, "-t", topic, "-o", "json").decode(t, &pc)
+	e.ok(t, "producerConnection", "-g", pg, "-t", topic, "--output", "json").decode(t, &pc)
 	if pc.Group != pg || len(pc.Connections) != 1 || pc.Connections[0].ClientID != p.ClientID() || pc.Connections[0].Language != "GO" {
 		t.Errorf("producerConnection -o json: %+v", pc)
 	}
@@ -706,4 +709,110 @@ func TestACL(t *testing.T) {
 		t.Errorf("signed brokerStatus: want success:\n%v", r)
 	}
 	fails(t, e.run(t, "brokerStatus", "-b", e.brokerAddr), 1, "ACL check failed")
+}
+
+// TestOutputAndBodies: the output format before and after the command,
+// TPS as JSON numbers, updateTopic's own -o, bodies from a file and from
+// standard input, and a broker given as the NameServer.
+func TestOutputAndBodies(t *testing.T) {
+	e := start(t)
+	for _, args := range [][]string{{"-o", "json", "clusterList"}, {"--output", "json", "clusterList"}, {"clusterList", "--output", "json"}, {"clusterList", "-output=json"}} {
+		var cl struct {
+			Brokers []map[string]any
+		}
+		e.ok(t, args...).decode(t, &cl)
+		i := slices.IndexFunc(cl.Brokers, func(b map[string]any) bool { return b["addr"] == e.brokerAddr })
+		if i < 0 {
+			t.Fatalf("%q: no broker %s: %v", args, e.brokerAddr, cl.Brokers)
+		}
+		for _, k := range []string{"inTPS", "outTPS"} {
+			if _, ok := cl.Brokers[i][k].(float64); !ok {
+				t.Errorf("%q: %s is %T %v, want a number", args, k, cl.Brokers[i][k], cl.Brokers[i][k])
+			}
+		}
+	}
+
+	// In updateTopic, -o is the order flag, as in mqadmin.
+	topic := name(t, "CLIOrder")
+	var ut struct {
+		Topic string
+		Order bool
+	}
+	e.ok(t, "updateTopic", "-c", e.cluster, "-t", topic, "-r", "1", "-w", "1", "-o", "true", "--output", "json").decode(t, &ut)
+	if ut.Topic != topic || !ut.Order {
+		t.Errorf("updateTopic -o true --output json: %+v", ut)
+	}
+	e.waitRoute(t, topic, 1)
+	fails(t, e.run(t, "updateTopic", "-c", e.cluster, "-t", topic, "-o", "table"), 2, "-o is the order flag here", "--output table")
+	fails(t, e.run(t, "topicRoute", "-t", topic, "-o", "table"), 2, "-o table after the command", "--output table")
+
+	// A failure under JSON output is one JSON object on stderr.
+	r := e.run(t, "--output", "json", "topicRoute", "-t", "NoSuchTopic_CLIJSON")
+	var je struct {
+		Error      string
+		ExitStatus int
+	}
+	if err := json.Unmarshal([]byte(r.stderr), &je); err != nil || r.code != 1 || r.stdout != "" || je.ExitStatus != 1 ||
+		!strings.HasPrefix(je.Error, "rmqadmin: ") || !strings.Contains(je.Error, `topic "NoSuchTopic_CLIJSON" does not exist`) || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("JSON error (%v):\n%v", err, r)
+	}
+
+	// Bodies from a file and from standard input, 1 MiB of any bytes.
+	body := make([]byte, 1<<20)
+	for i := range body {
+		body[i] = byte(i*7 + i>>8)
+	}
+	path := filepath.Join(t.TempDir(), "body.bin")
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.ok(t, "send", "-t", topic, "-f", path, "-k", "from-file")
+	r = exeIn(t, bytes.NewReader(body[:1000]), nil, "-n", e.ns, "send", "-t", topic, "-f", "-", "-k", "from-stdin")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("send -f -:\n%v", r)
+	}
+	got := map[string][]byte{}
+	pc := newPull(t, e, topic)
+	testutil.WaitFor(t, wait, "both messages", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		msgs, _ := pc.Poll(ctx)
+		for _, m := range msgs {
+			got[strings.Join(m.Keys(), " ")] = m.Body
+		}
+		return len(got) == 2
+	})
+	if !bytes.Equal(got["from-file"], body) || !bytes.Equal(got["from-stdin"], body[:1000]) {
+		t.Errorf("bodies: from the file %d bytes (equal %v), from stdin %d bytes (equal %v)",
+			len(got["from-file"]), bytes.Equal(got["from-file"], body), len(got["from-stdin"]), bytes.Equal(got["from-stdin"], body[:1000]))
+	}
+	r = exeIn(t, strings.NewReader(""), nil, "-n", e.ns, "send", "-t", topic, "-f", "-")
+	fails(t, r, 1, "standard input is empty")
+
+	// A broker's address given as the NameServer.
+	for _, cmd := range [][]string{{"clusterList"}, {"topicList"}, {"topicRoute", "-t", topic}, {"send", "-t", topic, "-p", "x"}} {
+		fails(t, exe(t, nil, append([]string{"-n", e.brokerAddr, "-timeout", "10s"}, cmd...)...), 1,
+			e.brokerAddr+" is not a NameServer (it looks like a broker")
+	}
+}
+
+// newPull is a started pull consumer of a new group on topic.
+func newPull(t *testing.T, e *env, topic string) *consumer.PullConsumer {
+	t.Helper()
+	pc, err := consumer.NewPull(consumer.WithGroup(name(t, "CLIPull")), consumer.WithNameServers(e.ns), consumer.WithConsumeFrom(consumer.FromFirst))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Subscribe(topic, consumer.Tags("*")); err != nil {
+		t.Fatal(err)
+	}
+	if err := pc.Start(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = pc.Shutdown(ctx)
+	})
+	return pc
 }

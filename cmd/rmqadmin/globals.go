@@ -45,14 +45,16 @@ type globals struct {
 func newGlobals() *globals { return &globals{output: "table", timeout: defaultTimeout} }
 
 // register adds the global flags to fs, each defaulting to its current
-// value so that flags given before the command name survive. With
-// orderFlag the output format is -output only.
-func (g *globals) register(fs *flag.FlagSet, orderFlag bool) {
+// value so that flags given before the command name survive. The root
+// flag set (before the command) has -o for the output format; after the
+// command -o is the command's own (updateTopic's order, as in mqadmin) or
+// refused with a pointer to --output, so that it never means two things.
+func (g *globals) register(fs *flag.FlagSet, root bool) {
 	fs.StringVar(&g.nameServers, "n", g.nameServers, "NameServer address list, `host:port;host:port` (default $"+envNameServer+")")
-	if !orderFlag {
-		fs.StringVar(&g.output, "o", g.output, "output `format`: table or json (also -output)")
+	if root {
+		fs.StringVar(&g.output, "o", g.output, "output `format`: table or json; -o only before the command, --output anywhere")
 	}
-	fs.StringVar(&g.output, "output", g.output, "output `format`: table or json")
+	fs.StringVar(&g.output, "output", g.output, "output `format`: table or json, before or after the command (--output json)")
 	fs.DurationVar(&g.timeout, "timeout", g.timeout, "time the whole command may take")
 	fs.StringVar(&g.namespace, "namespace", g.namespace, "namespace of topics and groups")
 	fs.Var(secret{&g.accessKey}, "ak", "ACL access `key` (default $"+envAccessKey+")")
@@ -75,6 +77,7 @@ func (s secret) Set(v string) error { *s.p = v; return nil }
 // an admin client started on first use.
 type app struct {
 	out         io.Writer
+	stdin       io.Reader
 	json        bool
 	nameServers string
 	namespace   string
@@ -87,13 +90,13 @@ type app struct {
 }
 
 func newApp(g *globals, out io.Writer, env func(string) string) (*app, error) {
-	a := &app{out: out, nameServers: g.nameServers, namespace: g.namespace}
+	a := &app{out: out, stdin: os.Stdin, nameServers: g.nameServers, namespace: g.namespace}
 	switch g.output {
 	case "table":
 	case "json":
 		a.json = true
 	default:
-		return nil, usagef("-o %q: want table or json", g.output)
+		return nil, usagef("output format %q: want table or json", g.output)
 	}
 	if g.timeout <= 0 {
 		return nil, usagef("-timeout %v: want a positive duration", g.timeout)

@@ -185,7 +185,7 @@ func consumerProgress(ctx context.Context, a *app, group, topic string, showClie
 		rows = append(rows, progressRow{mq.Topic, mq.BrokerName, mq.QueueID, w.BrokerOffset, w.ConsumerOffset,
 			holders[mq], w.BrokerOffset - w.ConsumerOffset, w.LastTimestamp})
 	}
-	doc := map[string]any{"group": group, "consumeTPS": cs.ConsumeTPS, "diffTotal": cs.Lag(), "queues": rows}
+	doc := map[string]any{"group": group, "consumeTPS": round2(cs.ConsumeTPS), "diffTotal": cs.Lag(), "queues": rows}
 	return a.emit(doc, func(t *table) {
 		head := []any{"#Topic", "#Broker Name", "#QID", "#Broker Offset", "#Consumer Offset", "#Diff", "#LastTime"}
 		if showClient {

@@ -4,22 +4,24 @@
 // ...), plus send and consume for quick manual tests.
 //
 //	rmqadmin -n 127.0.0.1:9876 topicStatus -t Orders
-//	rmqadmin consumerProgress -n 127.0.0.1:9876 -g OrderGroup -o json
+//	rmqadmin consumerProgress -n 127.0.0.1:9876 -g OrderGroup --output json
 //
-// Tables are printed by default, one JSON document with -o json. The exit
-// status is 0 on success, 1 when the command fails and 2 on a usage error.
+// Tables are printed by default, one JSON document with --output json
+// (anywhere on the line) or -o json (before the command only: after it,
+// -o is updateTopic's order flag as in mqadmin). The exit status is 0 on
+// success, 1 when the command fails and 2 on a usage error.
 // See docs/rmqadmin.md.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 )
@@ -51,8 +53,7 @@ type command struct {
 	name     string
 	synopsis string
 	setup    func(fs *flag.FlagSet) action
-	// orderFlag: -o is the command's own (updateTopic's order), so the
-	// output format is only -output there.
+	// orderFlag: -o is the command's own (updateTopic's order).
 	orderFlag bool
 	// untimed: the command serves until interrupted; -timeout bounds
 	// each call it makes, not the command.
@@ -84,9 +85,13 @@ func lookup(name string) *command {
 // the exit status. env reads the environment (os.Getenv).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, env func(string) string) int {
 	g := newGlobals()
+	// The output format is known before parsing, so that even a command
+	// line that does not parse fails in JSON when JSON was asked for.
+	jsonOut := wantsJSON(args)
+	fail := func(stderr io.Writer, err error) int { return failWith(stderr, err, jsonOut || g.output == "json") }
 	root := flag.NewFlagSet("rmqadmin", flag.ContinueOnError)
 	root.SetOutput(io.Discard)
-	g.register(root, false)
+	g.register(root, true)
 	if err := root.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(stdout)
@@ -109,19 +114,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env func(
 		if c == nil {
 			return fail(stderr, usagef("unknown command %q (see rmqadmin help)", rest[0]))
 		}
-		fs, _ := c.flagSet(g)
-		printCommandUsage(stdout, c, fs)
+		printCommandUsage(stdout, c)
 		return exitOK
 	}
 	c := lookup(name)
 	if c == nil {
 		return fail(stderr, usagef("unknown command %q (see rmqadmin help)", name))
 	}
-	fs, act := c.flagSet(g)
+	fs, act, misplaced := c.flagSet(g)
 	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printCommandUsage(stdout, c, fs)
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+			printCommandUsage(stdout, c)
 			return exitOK
+		case misplaced.set && c.orderFlag:
+			jsonOut = jsonOut || misplaced.v == "json"
+			return fail(stderr, usagef("%s: -o %s: -o is the order flag here (true or false, as in mqadmin); the output format is --output %s", name, misplaced.v, misplaced.v))
+		case misplaced.set:
+			jsonOut = jsonOut || misplaced.v == "json"
+			return fail(stderr, usagef("%s: -o %s after the command: the output format is --output %s there (-o only before the command)", name, misplaced.v, misplaced.v))
 		}
 		return fail(stderr, usagef("%s: %v (see rmqadmin %s -h)", name, err, name))
 	}
@@ -154,26 +165,95 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env func(
 }
 
 // flagSet returns the command's flag set, with the global flags too so
-// that they may follow the command name as in mqadmin.
-func (c *command) flagSet(g *globals) (*flag.FlagSet, action) {
+// that they may follow the command name as in mqadmin. A command without
+// a -o of its own refuses -o after its name, and one with -o refuses an
+// output format as its value; misplaced records either.
+func (c *command) flagSet(g *globals) (*flag.FlagSet, action, *misplacedOutput) {
 	fs := flag.NewFlagSet("rmqadmin "+c.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	act := c.setup(fs)
-	g.register(fs, c.orderFlag)
-	return fs, act
+	g.register(fs, false)
+	m := new(misplacedOutput)
+	if f := fs.Lookup("o"); f != nil {
+		f.Value = &orderValue{f.Value, m}
+	} else {
+		fs.Var(m, "o", "")
+	}
+	return fs, act, m
 }
 
-// fail writes err as one line on stderr and returns its exit status.
-func fail(stderr io.Writer, err error) int {
+// misplacedOutput is -o after the name of a command that has no -o.
+type misplacedOutput struct {
+	v   string
+	set bool
+}
+
+func (m *misplacedOutput) String() string { return "" }
+
+func (m *misplacedOutput) Set(v string) error {
+	m.v, m.set = v, true
+	return errors.New("misplaced -o")
+}
+
+// orderValue is a command's own -o that refuses an output format.
+type orderValue struct {
+	flag.Value
+	m *misplacedOutput
+}
+
+func (o *orderValue) Set(v string) error {
+	if v == "json" || v == "table" {
+		return o.m.Set(v)
+	}
+	return o.Value.Set(v)
+}
+
+// wantsJSON reports whether args ask for JSON output with --output (or
+// -output) anywhere, or with -o before the command name.
+func wantsJSON(args []string) bool {
+	beforeCommand := true
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+			beforeCommand = false
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !hasVal && i+1 < len(args) && (name == "output" || beforeCommand && !rootBoolFlags[name]) {
+			i++
+			val = args[i]
+		}
+		if val == "json" && (name == "output" || name == "o" && beforeCommand) {
+			return true
+		}
+	}
+	return false
+}
+
+// rootBoolFlags are the global flags that take no value.
+var rootBoolFlags = map[string]bool{"tls": true, "tls-insecure": true, "h": true, "help": true}
+
+// failWith writes err as one line on stderr, a JSON object when asJSON,
+// and returns its exit status.
+func failWith(stderr io.Writer, err error, asJSON bool) int {
 	msg := strings.TrimPrefix(err.Error(), "rocketmq: ")
 	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 	msg = strings.ReplaceAll(msg, "rocketmq: ", "")
-	fmt.Fprintf(stderr, "rmqadmin: %s\n", msg)
+	code := exitError
 	var ue *usageError
 	if errors.As(err, &ue) {
-		return exitUsage
+		code = exitUsage
 	}
-	return exitError
+	if asJSON {
+		b, _ := json.Marshal(struct {
+			Error      string `json:"error"`
+			ExitStatus int    `json:"exitStatus"`
+		}{"rmqadmin: " + msg, code})
+		fmt.Fprintf(stderr, "%s\n", b)
+	} else {
+		fmt.Fprintf(stderr, "rmqadmin: %s\n", msg)
+	}
+	return code
 }
 
 func printUsage(w io.Writer) {
@@ -195,29 +275,25 @@ Global flags (before or after the command):
 `)
 	fs := flag.NewFlagSet("rmqadmin", flag.ContinueOnError)
 	fs.SetOutput(w)
-	newGlobals().register(fs, false)
+	newGlobals().register(fs, true)
 	fs.PrintDefaults()
+	fmt.Fprint(w, `
+JSON output: --output json before or after the command; -o json only before
+it (after the command, -o is updateTopic's order flag, as in mqadmin).
+With JSON output a failure is one JSON object on stderr:
+{"error":"rmqadmin: ...","exitStatus":1}.
+`)
 }
 
-func printCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
+func printCommandUsage(w io.Writer, c *command) {
 	fmt.Fprintf(w, "rmqadmin %s: %s\n\nUsage:\n\trmqadmin %s [flags]\n\nFlags:\n", c.name, c.synopsis, c.name)
-	global := make(map[string]bool)
-	gfs := flag.NewFlagSet("", flag.ContinueOnError)
-	newGlobals().register(gfs, c.orderFlag)
-	gfs.VisitAll(func(f *flag.Flag) { global[f.Name] = true })
-	var own []string
-	fs.VisitAll(func(f *flag.Flag) {
-		if !global[f.Name] {
-			own = append(own, f.Name)
-		}
-	})
-	sort.Strings(own)
+	// The command's own flags, as its setup defines them.
 	show := flag.NewFlagSet("", flag.ContinueOnError)
 	show.SetOutput(w)
-	for _, n := range own {
-		f := fs.Lookup(n)
-		show.Var(f.Value, f.Name, f.Usage)
-	}
+	c.setup(show)
 	show.PrintDefaults()
-	fmt.Fprint(w, "\nGlobal flags: see rmqadmin help.\n")
+	if c.orderFlag {
+		fmt.Fprint(w, "\nThe output format is --output json here: -o is the order flag.\n")
+	}
+	fmt.Fprint(w, "\nGlobal flags: see rmqadmin help; after the command, the output format is --output.\n")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -79,9 +80,13 @@ func (r result) String() string {
 	return fmt.Sprintf("rmqadmin %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
 }
 
-// decode decodes the JSON document of the run into v.
+// decode decodes the JSON document of the run into v, failing t unless
+// the keys of every object in it are sorted.
 func (r result) decode(t *testing.T, v any) {
 	t.Helper()
+	if err := sortedKeys(r.stdout); err != nil {
+		t.Fatalf("%v\n%v", err, r)
+	}
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
 	if err := dec.Decode(v); err != nil {
 		t.Fatalf("bad JSON: %v\n%v", err, r)
@@ -91,13 +96,68 @@ func (r result) decode(t *testing.T, v any) {
 	}
 }
 
+// sortedKeys checks that the keys of every object of the JSON document
+// doc are in sorted order.
+func sortedKeys(doc string) error {
+	dec := json.NewDecoder(strings.NewReader(doc))
+	// One frame per open object or array: the last key seen, and whether
+	// the next string token is a key.
+	type frame struct {
+		object bool
+		last   string
+		key    bool
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		if k, isKey := tok.(string); isKey && top != nil && top.object && top.key {
+			if top.last != "" && k <= top.last {
+				return fmt.Errorf("JSON key %q after %q: keys not sorted", k, top.last)
+			}
+			top.last, top.key = k, false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{object: true, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: the parent object expects a key next.
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].key = true
+		}
+	}
+}
+
 // exe runs the binary with args and the environment env (the test's own,
 // without the variables rmqadmin reads, plus env).
 func exe(t *testing.T, env []string, args ...string) result {
 	t.Helper()
+	return exeIn(t, nil, env, args...)
+}
+
+// exeIn is exe with stdin as the standard input.
+func exeIn(t *testing.T, stdin io.Reader, env []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Stdin = stdin
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
@@ -196,13 +256,27 @@ func (e *env) ok(t *testing.T, args ...string) result {
 
 // fails is run failing t unless the command exits with code and one line
 // "rmqadmin: ..." containing every want on stderr, and nothing on stdout.
+// Under JSON output that line is {"error": "rmqadmin: ...", "exitStatus": code}.
 func fails(t *testing.T, r result, code int, want ...string) {
 	t.Helper()
-	if r.code != code || r.stdout != "" || !strings.HasPrefix(r.stderr, "rmqadmin: ") || strings.Count(r.stderr, "\n") != 1 {
+	msg := r.stderr
+	if strings.HasPrefix(msg, "{") {
+		var je struct {
+			Error      string `json:"error"`
+			ExitStatus int    `json:"exitStatus"`
+		}
+		dec := json.NewDecoder(strings.NewReader(msg))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&je); err != nil || je.ExitStatus != code {
+			t.Fatalf("want a JSON error with exit status %d (%v):\n%v", code, err, r)
+		}
+		msg = je.Error + "\n"
+	}
+	if r.code != code || r.stdout != "" || !strings.HasPrefix(msg, "rmqadmin: ") || strings.Count(r.stderr, "\n") != 1 {
 		t.Fatalf("want exit %d and one line on stderr:\n%v", code, r)
 	}
 	for _, w := range want {
-		if !strings.Contains(r.stderr, w) {
+		if !strings.Contains(msg, w) {
 			t.Errorf("stderr lacks %q:\n%v", w, r)
 		}
 	}

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
+	"io"
 	"maps"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -240,6 +243,7 @@ var sendCmd = &command{
 	setup: func(fs *flag.FlagSet) action {
 		topic := fs.String("t", "", "`topic` name")
 		body := fs.String("p", "", "message `body` (UTF-8 text)")
+		bodyFile := fs.String("f", "", "read the message body from `FILE` (- for standard input), up to 4 MiB")
 		keys := fs.String("k", "", "message `keys`, space separated")
 		tags := fs.String("c", "", "message `tag`")
 		count := fs.Int("count", 1, "`number` of messages to send")
@@ -247,8 +251,14 @@ var sendCmd = &command{
 		broker := fs.String("b", "", "send to this `broker` name (with -i)")
 		qid := fs.Int("i", -1, "send to this queue `id` (with -b)")
 		return func(ctx context.Context, a *app) error {
-			if err := required("t", *topic, "p", *body); err != nil {
+			if err := required("t", *topic); err != nil {
 				return err
+			}
+			switch {
+			case *body == "" && *bodyFile == "":
+				return usagef("give the body with -p text or -f FILE")
+			case *body != "" && *bodyFile != "":
+				return usagef("give -p or -f, not both")
 			}
 			if *count <= 0 || *count > 1_000_000 {
 				return usagef("-count %d: want 1 to 1000000", *count)
@@ -256,12 +266,46 @@ var sendCmd = &command{
 			if (*broker == "") != (*qid < 0) {
 				return usagef("-b and -i go together")
 			}
-			return send(ctx, a, *topic, *body, *keys, *tags, *group, *count, *broker, *qid)
+			b := []byte(*body)
+			if *bodyFile != "" {
+				var err error
+				if b, err = readBody(*bodyFile, a.stdin); err != nil {
+					return err
+				}
+			}
+			return send(ctx, a, *topic, b, *keys, *tags, *group, *count, *broker, *qid)
 		}
 	},
 }
 
-func send(ctx context.Context, a *app, topic, body, keys, tag, group string, count int, broker string, qid int) error {
+// readBody reads a message body from path, or from stdin for "-". It
+// reads at most one byte over the largest body a producer sends.
+func readBody(path string, stdin io.Reader) ([]byte, error) {
+	name := path
+	var r io.Reader
+	if path == "-" {
+		name, r = "standard input", stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("-f: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, rocketmq.DefaultMaxMessageSize+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("-f: read %s: %w", name, err)
+	case len(b) == 0:
+		return nil, fmt.Errorf("-f: %s is empty; a message needs a body", name)
+	case len(b) > rocketmq.DefaultMaxMessageSize:
+		return nil, fmt.Errorf("-f: %s is over %d bytes, the largest body a producer sends", name, rocketmq.DefaultMaxMessageSize)
+	}
+	return b, nil
+}
+
+func send(ctx context.Context, a *app, topic string, body []byte, keys, tag, group string, count int, broker string, qid int) error {
 	opts := []producer.Option{producer.WithGroup(group), producer.WithNameServers(a.nameServerList()...)}
 	if a.namespace != "" {
 		opts = append(opts, producer.WithNamespace(a.namespace))
@@ -293,7 +337,7 @@ func send(ctx context.Context, a *app, topic, body, keys, tag, group string, cou
 	}
 	rows := []sendRow{}
 	for range count {
-		m, err := producer.NewMessage(topic, []byte(body), mopts...)
+		m, err := producer.NewMessage(topic, body, mopts...)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,12 +39,23 @@ func cell(v any) string {
 	return s
 }
 
-// writeJSON writes v as one indented JSON document.
+// writeJSON writes v as one indented JSON document, the keys of every
+// object sorted, whatever struct or map they came from.
 func writeJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return err
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return enc.Encode(doc)
 }
 
 // emit writes v as JSON with -o json, else calls tbl.

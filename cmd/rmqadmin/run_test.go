@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"io"
 	"math/big"
@@ -17,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -161,13 +163,19 @@ func TestRunUsage(t *testing.T) {
 		{[]string{"-bad"}, exitUsage, "-bad"},
 		{[]string{"topicList"}, exitUsage, "no NameServer address"},
 		{[]string{"-n", "x:1", "-timeout", "0s", "topicList"}, exitUsage, "-timeout"},
-		{[]string{"-n", "x:1", "topicList", "-o", "xml"}, exitUsage, `-o "xml"`},
+		{[]string{"-n", "x:1", "topicList", "--output", "xml"}, exitUsage, `output format "xml"`},
+		{[]string{"-n", "x:1", "-o", "xml", "topicList"}, exitUsage, `output format "xml"`},
+		{[]string{"-n", "x:1", "topicList", "-o", "table"}, exitUsage, "topicList: -o table after the command: the output format is --output table there"},
+		{[]string{"-n", "x:1", "updateTopic", "-t", "T", "-c", "C", "-o", "table"}, exitUsage, "updateTopic: -o table: -o is the order flag here"},
 		{[]string{"-n", "x:1", "topicRoute"}, exitUsage, "topicRoute: -t is required"},
 		{[]string{"-n", "x:1", "updateTopic", "-t", "T", "-b", "h:1", "-c", "C"}, exitUsage, "not both"},
 		{[]string{"-n", "x:1", "updateTopic", "-t", "T", "-c", "C", "-r", "0"}, exitUsage, "-r 0"},
 		{[]string{"-n", "x:1", "updateTopic", "-t", "T", "-c", "C", "-o", "yes"}, exitUsage, "-o"},
 		{[]string{"-n", "x:1", "updateSubGroup", "-g", "G", "-c", "C", "-q", "-1"}, exitUsage, "-q -1"},
-		{[]string{"-n", "x:1", "send", "-t", "T"}, exitUsage, "-p is required"},
+		{[]string{"-n", "x:1", "send", "-t", "T"}, exitUsage, "give the body with -p text or -f FILE"},
+		{[]string{"-n", "x:1", "send", "-t", "T", "-p", "x", "-f", "-"}, exitUsage, "-p or -f, not both"},
+		{[]string{"-n", "x:1", "send", "-t", "T", "-f", "/nonexistent/body"}, exitError, "-f: open /nonexistent/body"},
+		{[]string{"-n", "x:1", "console", "-listen", "0.0.0.0:0"}, exitUsage, "-listen 0.0.0.0:0: not a loopback address; add -allow-remote to serve it"},
 		{[]string{"-n", "x:1", "send", "-t", "T", "-p", "x", "-count", "0"}, exitUsage, "-count 0"},
 		{[]string{"-n", "x:1", "send", "-t", "T", "-p", "x", "-b", "broker-a"}, exitUsage, "-b and -i"},
 		{[]string{"-n", "x:1", "consume", "-t", "T", "-c", "-1"}, exitUsage, "-c -1"},
@@ -277,6 +285,148 @@ func TestHelpEveryCommand(t *testing.T) {
 			if code != exitOK || stderr.Len() != 0 || !strings.HasPrefix(stdout.String(), "rmqadmin "+c.name+": "+c.synopsis) {
 				t.Errorf("run %q = %d\nstdout: %s\nstderr: %s", args, code, stdout.String(), stderr.String())
 			}
+		}
+	}
+}
+
+// TestRunJSONErrors: with JSON output asked for anywhere it may be, every
+// failure, a usage error included, is one JSON object on stderr and
+// nothing is written on stdout.
+func TestRunJSONErrors(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--output", "json", "-n", "x:1", "topicRoute"}, exitUsage, "rmqadmin: topicRoute: -t is required (see rmqadmin topicRoute -h)"},
+		{[]string{"-n", "x:1", "topicRoute", "--output=json"}, exitUsage, "rmqadmin: topicRoute: -t is required (see rmqadmin topicRoute -h)"},
+		{[]string{"-n", "x:1", "-o", "json", "topicRoute", "-bad"}, exitUsage, "rmqadmin: topicRoute: flag provided but not defined: -bad (see rmqadmin topicRoute -h)"},
+		{[]string{"-n", "x:1", "topicRoute", "-bad", "-output", "json"}, exitUsage, "rmqadmin: topicRoute: flag provided but not defined: -bad (see rmqadmin topicRoute -h)"},
+		{[]string{"-tls", "-o", "json", "topicList"}, exitUsage, "rmqadmin: no NameServer address: give -n host:port or set NAMESRV_ADDR"},
+		{[]string{"-n", "x:1", "topicList", "-o", "json"}, exitUsage, "rmqadmin: topicList: -o json after the command: the output format is --output json there (-o only before the command)"},
+		{[]string{"-n", "x:1", "updateTopic", "-t", "T", "-c", "C", "-o", "json"}, exitUsage, "rmqadmin: updateTopic: -o json: -o is the order flag here (true or false, as in mqadmin); the output format is --output json"},
+		{[]string{"-n", "x:1", "--output", "json", "send", "-t", "T", "-f", "/nonexistent/body"}, exitError, "rmqadmin: -f: open /nonexistent/body: no such file or directory"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), tc.args, &stdout, &stderr, noEnv)
+		var got struct {
+			Error      string `json:"error"`
+			ExitStatus int    `json:"exitStatus"`
+		}
+		dec := json.NewDecoder(strings.NewReader(stderr.String()))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&got)
+		if code != tc.code || err != nil || got.Error != tc.want || got.ExitStatus != tc.code || stdout.Len() != 0 ||
+			strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("run %q = %d (decode: %v), want %d and {%q, %d}\nstdout: %s\nstderr: %s", tc.args, code, err, tc.code, tc.want, tc.code, stdout.String(), stderr.String())
+		}
+	}
+	// Without JSON output the same failure stays a line of text; -o json
+	// after a command does not count as asking for JSON, except in the
+	// error that says where it goes.
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-n", "x:1", "topicRoute", "-p", "json"}, io.Discard, &stderr, noEnv); code != exitUsage ||
+		!strings.HasPrefix(stderr.String(), "rmqadmin: topicRoute: flag provided but not defined: -p") {
+		t.Errorf("text error: %d %q", code, stderr.String())
+	}
+}
+
+func TestWantsJSON(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"-o", "json", "topicList"}, true},
+		{[]string{"-n", "a:1", "-o", "json", "topicList"}, true},
+		{[]string{"-tls", "-o=json", "topicList"}, true},
+		{[]string{"--output", "json", "topicList"}, true},
+		{[]string{"topicList", "--output", "json"}, true},
+		{[]string{"topicList", "-output=json"}, true},
+		{[]string{"updateTopic", "-o", "json"}, false},
+		{[]string{"-n", "a:1", "topicList", "-o", "json"}, false},
+		{[]string{"send", "-p", "--output", "-t", "json"}, false},
+		{[]string{"-o", "table", "topicList"}, false},
+		{nil, false},
+	} {
+		if got := wantsJSON(tc.args); got != tc.want {
+			t.Errorf("wantsJSON(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// TestWriteJSONKeyOrder: every object of a document, from a struct or a
+// map, has its keys sorted, and numbers stay exact numbers.
+func TestWriteJSONKeyOrder(t *testing.T) {
+	type row struct {
+		Zeta  int64   `json:"zeta"`
+		Alpha float64 `json:"alpha"`
+		Mid   string  `json:"mid"`
+	}
+	var b bytes.Buffer
+	if err := writeJSON(&b, map[string]any{"rows": []row{{1<<62 + 1, 0.53, "<&>"}}, "b": 2, "a": map[string]int{"y": 1, "x": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	const want = `{
+  "a": {
+    "x": 2,
+    "y": 1
+  },
+  "b": 2,
+  "rows": [
+    {
+      "alpha": 0.53,
+      "mid": "<&>",
+      "zeta": 4611686018427387905
+    }
+  ]
+}
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
+// TestReadBody: -f reads a file or standard input, bounded by the
+// largest body a producer sends.
+func TestReadBody(t *testing.T) {
+	dir := t.TempDir()
+	full := bytes.Repeat([]byte{0, '\n', 0xff}, rocketmq.DefaultMaxMessageSize/3)
+	path := filepath.Join(dir, "body")
+	if err := os.WriteFile(path, full, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readBody(path, nil); err != nil || !bytes.Equal(b, full) {
+		t.Fatalf("file: %d bytes, %v", len(b), err)
+	}
+	if b, err := readBody("-", strings.NewReader("from stdin\n")); err != nil || string(b) != "from stdin\n" {
+		t.Fatalf("stdin: %q, %v", b, err)
+	}
+	over := io.MultiReader(bytes.NewReader(make([]byte, rocketmq.DefaultMaxMessageSize)), strings.NewReader("x"), neverEnds{})
+	if _, err := readBody("-", over); err == nil || err.Error() != "-f: standard input is over 4194304 bytes, the largest body a producer sends" {
+		t.Fatalf("over the limit: %v", err)
+	}
+	if _, err := readBody("-", strings.NewReader("")); err == nil || err.Error() != "-f: standard input is empty; a message needs a body" {
+		t.Fatalf("empty: %v", err)
+	}
+}
+
+// neverEnds is an endless input: reading it whole would never return.
+type neverEnds struct{}
+
+func (neverEnds) Read(p []byte) (int, error) { return len(p), nil }
+
+func TestSortedKeys(t *testing.T) {
+	for doc, ok := range map[string]bool{
+		`{"a": 1, "b": {"c": [{"d": 1, "e": 2}], "f": "z"}, "g": []}`: true,
+		`[{"a": {}}, {"b": [1, "x", {"c": null}]}]`:                   true,
+		`{"b": 1, "a": 2}`:                           false,
+		`{"a": {"y": 1, "x": 2}}`:                    false,
+		`{"a": [{"k": 1}], "b": [{"z": 1, "y": 2}]}`: false,
+		`{"a": "b", "a": "c"}`:                       false,
+	} {
+		if err := sortedKeys(doc); (err == nil) != ok {
+			t.Errorf("sortedKeys(%s) = %v, want ok %v", doc, err, ok)
 		}
 	}
 }

@@ -162,7 +162,7 @@ var updateTopicCmd = &command{
 		read := fs.Int("r", 8, "read queue `number`")
 		write := fs.Int("w", 8, "write queue `number`")
 		perm := fs.Int("p", rocketmq.PermRead|rocketmq.PermWrite, "`permission`: 2 write, 4 read, 6 both")
-		order := boolFlag(fs, "o", false, "ordered topic: `true|false`")
+		order := boolFlag(fs, "o", false, "ordered topic, `true|false`, as mqadmin's -o (the output format is --output here)")
 		return func(ctx context.Context, a *app) error {
 			if err := required("t", *topic); err != nil {
 				return err

@@ -254,6 +254,11 @@ func (c *Client) InvokeNameServer(ctx context.Context, mk func() *remoting.Comma
 	return resp, err
 }
 
+// InvokeNameServerFrom is InvokeNameServer that also says who answered.
+func (c *Client) InvokeNameServerFrom(ctx context.Context, mk func() *remoting.Command) (*remoting.Command, string, error) {
+	return c.invokeNameServer(ctx, mk)
+}
+
 // invokeNameServer is InvokeNameServer that also says who answered.
 func (c *Client) invokeNameServer(ctx context.Context, mk func() *remoting.Command) (*remoting.Command, string, error) {
 	n := len(c.namesrv)

@@ -43,12 +43,20 @@ func routeError(topic, addr string, re *remoting.Error) error {
 		}
 	case remoting.RequestCodeNotSupported:
 		// Every NameServer serves code 105; brokers answer it so.
-		return &textError{
-			text: fmt.Sprintf("rocketmq: %s is not a NameServer (it looks like a broker: it does not serve route lookups); check the NameServer address, 9876 by default", addr),
-			errs: []error{rocketmq.ErrNotNameServer, re},
-		}
+		return NotNameServer(addr, re)
 	}
 	return Errorf("no route for topic %q: NameServer %s answered %w", topic, addr, re)
+}
+
+// NotNameServer is the error for a NameServer address whose server
+// answered re (REQUEST_CODE_NOT_SUPPORTED) to a request every NameServer
+// serves: a broker, most likely. It matches rocketmq.ErrNotNameServer
+// and re.
+func NotNameServer(addr string, re *remoting.Error) error {
+	return &textError{
+		text: fmt.Sprintf("rocketmq: %s is not a NameServer (it looks like a broker: it does not serve route lookups); check the NameServer address, 9876 by default", addr),
+		errs: []error{rocketmq.ErrNotNameServer, re},
+	}
 }
 
 // Route returns the cached route of topic, fetching it on a miss.
