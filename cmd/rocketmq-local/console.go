@@ -48,6 +48,9 @@ func startConsole(addr, nameServer string, fallback bool, logger *slog.Logger, o
 		host, _, _ := net.SplitHostPort(addr)
 		ln, err = console.Listen(net.JoinHostPort(host, "0"), false)
 	}
+	if errors.Is(err, console.ErrRemote) {
+		return nil, "", fmt.Errorf("-console %s: not a loopback address; rocketmq-local serves the console on loopback only (rmqadmin console -allow-remote serves it on others)", addr)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("-console: %w", err)
 	}

@@ -261,12 +261,15 @@ func serveJavaConf(ctx context.Context, o options, stdout, stderr io.Writer) err
 		return errors.Join(errs...)
 	}
 	if o.brokerConf != "" {
+		// A broker that fails to start removes the store directory it
+		// created.
+		fresh := willCreate(bcfg.StoreDir)
 		var err error
 		if b, err = broker.New(bcfg); err != nil {
-			return errors.Join(err, closeAll())
+			return errors.Join(err, closeAll(), fresh.remove())
 		}
 		if err := b.Start(); err != nil {
-			return errors.Join(err, closeAll())
+			return errors.Join(err, closeAll(), fresh.remove())
 		}
 		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", b.Name(), b.Addr(), bcfg.StoreDir)
 	}

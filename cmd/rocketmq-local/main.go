@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,10 +31,28 @@ import (
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "rocketmq-local:", err)
+		fmt.Fprintln(os.Stderr, errorLine(err))
+		var ue *usageError
+		if errors.As(err, &ue) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
+
+// errorLine is err as the one line rocketmq-local prints: one prefix,
+// the module's "rocketmq: " prefixes of the wrapped errors dropped.
+func errorLine(err error) string {
+	s := strings.TrimPrefix(err.Error(), "rocketmq: ")
+	s = strings.ReplaceAll(s, ": rocketmq: ", ": ")
+	return "rocketmq-local: " + strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// usageError is a command line that cannot run (exit status 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() + " (see rocketmq-local -h)" }
+func (e *usageError) Unwrap() error { return e.err }
 
 type options struct {
 	namesrv       string
@@ -70,11 +89,28 @@ type options struct {
 	explicit      map[string]bool // flags given on the command line
 }
 
-func parseFlags(args []string, stderr io.Writer) (options, error) {
+// parseFlags reads the command line; -h prints the usage on usage.
+// Errors are *usageError.
+func parseFlags(args []string, usage io.Writer) (options, error) {
+	o, err := parseArgs(args, usage)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		err = &usageError{err}
+	}
+	return o, err
+}
+
+func parseArgs(args []string, usage io.Writer) (options, error) {
 	var o options
-	fs := newFlagSet(&o, stderr)
+	fs := newFlagSet(&o, io.Discard)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(usage)
+			fs.Usage()
+		}
 		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	o.explicit = explicitFlags(fs)
 	if o.brokers < 1 || o.brokers > 26 {
@@ -121,11 +157,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// newFlagSet defines the command's flags into o; usage and errors go to
-// stderr.
-func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+// newFlagSet defines the command's flags into o; the usage goes to out.
+func newFlagSet(o *options, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("rocketmq-local", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(out)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), "Usage: rocketmq-local [flags]\n\n"+
 			"Runs a NameServer and one or more brokers in one process, or with -c / -n\n"+
@@ -167,7 +202,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 }
 
 func run(args []string, stdout, stderr io.Writer) (err error) {
-	o, err := parseFlags(args, stderr)
+	o, err := parseFlags(args, stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil // -h: the usage is printed
 	}
@@ -208,7 +243,7 @@ func startCPUProfile(path string) (func() error, error) {
 
 // serve runs the servers until ctx is done, then shuts them down. The
 // cluster is built by rmqtest.NewCluster, as tests build theirs.
-func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
+func serve(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	logger := slog.New(slog.DiscardHandler)
 	if o.verbose {
 		logger = slog.New(slog.NewTextHandler(stderr, nil))
@@ -253,10 +288,19 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		opts = append(opts, rmqtest.WithTLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}),
 			rmqtest.WithTLSMode(o.tlsMode))
 	}
+	// A start that fails (a port in use, ...) removes the data directory
+	// it created.
+	fresh := willCreate(o.data)
 	c, err := rmqtest.NewCluster(opts...)
 	if err != nil {
-		return err
+		return errors.Join(err, fresh.remove())
 	}
+	up := false // once serving, the data is kept whatever happens
+	defer func() {
+		if err != nil && !up {
+			err = errors.Join(err, fresh.remove())
+		}
+	}()
 	stopMetrics := func() {}
 	if o.metrics != "" {
 		stop, addr, err := serveMetrics(o.metrics, c)
@@ -288,6 +332,7 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	for _, name := range c.BrokerNames() {
 		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", name, c.BrokerAddr(name), c.StoreDir(name))
 	}
+	up = true
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "shutting down")
 	stopConsole()

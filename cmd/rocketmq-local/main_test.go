@@ -147,9 +147,9 @@ func TestHelp(t *testing.T) {
 	if err := run([]string{"-h"}, &stdout, &stderr); err != nil {
 		t.Fatalf("run -h: %v", err)
 	}
-	usage := stderr.String()
-	if !strings.HasPrefix(usage, "Usage: rocketmq-local") || strings.Contains(usage+stdout.String(), "help requested") {
-		t.Errorf("-h printed:\n%s%s", stdout.String(), usage)
+	usage := stdout.String()
+	if !strings.HasPrefix(usage, "Usage: rocketmq-local") || strings.Contains(usage+stderr.String(), "help requested") || stderr.Len() != 0 {
+		t.Errorf("-h printed:\n%s%s", usage, stderr.String())
 	}
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {

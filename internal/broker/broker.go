@@ -179,6 +179,11 @@ func (b *Broker) Start() error {
 		return errors.New("rocketmq: broker already started")
 	}
 	if err := b.srv.Start(b.cfg.ListenAddr); err != nil {
+		var le *server.ListenError
+		if errors.As(err, &le) {
+			le.Who = "broker " + b.cfg.BrokerName
+			return le
+		}
 		return fmt.Errorf("rocketmq: broker %s: listen %s: %w", b.cfg.BrokerName, b.cfg.ListenAddr, err)
 	}
 	b.addr = b.cfg.AdvertiseAddr

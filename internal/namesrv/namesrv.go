@@ -121,6 +121,10 @@ func (ns *NameServer) Start(addr string) error {
 		return server.ErrServerStarted
 	}
 	if err := ns.srv.Start(addr); err != nil {
+		var le *server.ListenError
+		if errors.As(err, &le) {
+			le.Who = "NameServer"
+		}
 		return err
 	}
 	ns.started = true

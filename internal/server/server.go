@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -219,7 +220,7 @@ func (s *Server) Start(addr string) error {
 		s.gate.Lock()
 		s.started = false
 		s.gate.Unlock()
-		return fmt.Errorf("rocketmq: listen on %s: %w", addr, err)
+		return &ListenError{Addr: addr, Err: err}
 	}
 	opts := []gnet.Option{
 		gnet.WithLogger(gnetLogger{s.log.With("component", "gnet")}),
@@ -654,3 +655,33 @@ func (s *Server) putBig(b []byte) {
 		s.big.Put(p)
 	}
 }
+
+// ListenError is a Start that could not bind its address. It reads
+// "rocketmq: [Who: ]listen on ADDR: CAUSE", the cause without the
+// operation and address the net package repeats ("address already in
+// use", not "listen tcp ADDR: bind: address already in use"); Err stays
+// matchable (errors.Is(err, syscall.EADDRINUSE)).
+type ListenError struct {
+	Who  string // the server, for example "broker broker-a"; may be empty
+	Addr string
+	Err  error
+}
+
+func (e *ListenError) Error() string {
+	cause := e.Err.Error()
+	var se *os.SyscallError
+	var op *net.OpError
+	switch {
+	case errors.As(e.Err, &se):
+		cause = se.Err.Error()
+	case errors.As(e.Err, &op) && op.Err != nil:
+		cause = op.Err.Error()
+	}
+	who := ""
+	if e.Who != "" {
+		who = e.Who + ": "
+	}
+	return "rocketmq: " + who + "listen on " + e.Addr + ": " + cause
+}
+
+func (e *ListenError) Unwrap() error { return e.Err }
