@@ -56,7 +56,7 @@ func (p *Producer) checkMessage(m *rocketmq.Message) error {
 	}
 	if err := rocketmq.ValidateMessage(m, p.cfg.maxMessageSize); err != nil {
 		if errors.Is(err, rocketmq.ErrBodyTooLarge) {
-			return fmt.Errorf("%w: %w", ErrTooLarge, err)
+			return &sizeError{what: "message body", size: len(m.Body), limit: p.cfg.maxMessageSize, cause: err}
 		}
 		return err
 	}
@@ -188,7 +188,7 @@ func (p *Producer) prepareBatch(kind SendKind, msgs []*rocketmq.Message) (*envel
 	body, ids, err := p.appendBatch((*buf)[:0], make([]byte, 0, len(msgs)*33), msgs, wait)
 	*buf = body
 	if err == nil && len(body) > p.cfg.maxMessageSize {
-		err = fmt.Errorf("%w: batch of %d bytes exceeds %d", ErrTooLarge, len(body), p.cfg.maxMessageSize)
+		err = &sizeError{what: "batch", size: len(body), limit: p.cfg.maxMessageSize}
 	}
 	if err != nil {
 		p.putBuf(buf)

@@ -33,6 +33,26 @@ var (
 	ErrNotRequest        = errors.New("rocketmq: message is not a request (no CLUSTER or CORRELATION_ID)")
 )
 
+// sizeError is ErrTooLarge with the sizes, said once; it also matches
+// the validation error behind it (rocketmq.ErrBodyTooLarge), if any.
+type sizeError struct {
+	what        string // "message body" or "batch"
+	size, limit int
+	cause       error
+}
+
+func (e *sizeError) Error() string {
+	return "rocketmq: " + e.what + " too large: " + strconv.Itoa(e.size) + " bytes, over the limit of " +
+		strconv.Itoa(e.limit) + " bytes (WithMaxMessageSize)"
+}
+
+func (e *sizeError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrTooLarge}
+	}
+	return []error{ErrTooLarge, e.cause}
+}
+
 // SendError is the failure of a send after every attempt. Err is the last
 // attempt's error (a *remoting.Error for broker answers, a transport
 // error, ErrSendTimeout, ...).

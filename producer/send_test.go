@@ -200,6 +200,12 @@ func TestSendValidation(t *testing.T) {
 			}
 		})
 	}
+	// The size refusal has one prefix and says the sizes once.
+	_, err := env.p.Send(context.Background(), big)
+	if want := "rocketmq: message body too large: 101 bytes, over the limit of 100 bytes (WithMaxMessageSize)"; err == nil ||
+		err.Error() != want || !errors.Is(err, rocketmq.ErrBodyTooLarge) {
+		t.Errorf("too large: %v, want %q matching ErrBodyTooLarge too", err, want)
+	}
 }
 
 func TestBatch(t *testing.T) {
@@ -268,7 +274,9 @@ func TestBatch(t *testing.T) {
 	t.Run("too large", func(t *testing.T) {
 		env := newMockProducer(t, nil, WithMaxMessageSize(1000))
 		a, b := &rocketmq.Message{Topic: "T", Body: make([]byte, 600)}, &rocketmq.Message{Topic: "T", Body: make([]byte, 600)}
-		if _, err := env.p.Send(context.Background(), a, b); !errors.Is(err, ErrTooLarge) {
+		_, err := env.p.Send(context.Background(), a, b)
+		if !errors.Is(err, ErrTooLarge) || !strings.HasPrefix(err.Error(), "rocketmq: batch too large: ") ||
+			!strings.HasSuffix(err.Error(), " bytes, over the limit of 1000 bytes (WithMaxMessageSize)") || strings.Count(err.Error(), "rocketmq: ") != 1 {
 			t.Fatalf("err = %v", err)
 		}
 	})

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -14,6 +16,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/producer"
+	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
 // buildBinary builds rocketmq-local into a directory of t's.
@@ -197,5 +204,55 @@ func TestWillCreate(t *testing.T) {
 	}
 	if _, err := os.Lstat(dir); err != nil {
 		t.Errorf("the existing %s was removed: %v", dir, err)
+	}
+}
+
+// TestSizeRefusalTexts: a body over the limit is refused once by the
+// producer, with the sizes, and by the broker (a producer allowed more)
+// with the broker's real limit, each with one prefix.
+func TestSizeRefusalTexts(t *testing.T) {
+	o, err := parseFlags([]string{"-namesrv", "127.0.0.1:0", "-broker", "127.0.0.1:0", "-data", t.TempDir(),
+		"-segment-size", "16777216", "-console", "off"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs, stop := startServe(t, o)
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := rmqtest.CreateTopic(ctx, addrs["namesrv"], "Big", 1); err != nil {
+		t.Fatal(err)
+	}
+	// Random bytes, so that no body shrinks under compression.
+	body := make([]byte, 5<<20)
+	if _, err := rand.Read(body); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		opts  []producer.Option
+		check func(err error) bool
+		want  string
+	}{
+		{"producer limit", nil, func(err error) bool { return errors.Is(err, producer.ErrTooLarge) },
+			"rocketmq: message body too large: 5242880 bytes, over the limit of 4194304 bytes (WithMaxMessageSize)"},
+		{"broker limit", []producer.Option{producer.WithMaxMessageSize(8 << 20), producer.WithRetries(0), producer.WithCompression(16<<20, 1)},
+			func(err error) bool { return errors.Is(err, remoting.ErrMessageIllegal) },
+			"rocketmq: send to Big failed (broker broker-a): MESSAGE_ILLEGAL: the message is illegal, maybe msg body or properties length not matched. msg body length limit 4194304B, msg properties length limit 32767B."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := producer.New(append([]producer.Option{producer.WithNameServers(addrs["namesrv"]), producer.WithGroup("BigProducer")}, tc.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer p.Shutdown(context.Background())
+			_, err = p.Send(ctx, &rocketmq.Message{Topic: "Big", Body: body})
+			if err == nil || !tc.check(err) || err.Error() != tc.want {
+				t.Fatalf("send 5 MiB:\n got %v\nwant %s", err, tc.want)
+			}
+		})
 	}
 }

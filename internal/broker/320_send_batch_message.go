@@ -58,10 +58,10 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 	bp := scanSendProps(raw)
 	// The 4.9.8 store refuses delayed and transactional batches.
 	if bp.delayLevel() > 0 || sysFlag&message.FlagTransactionMask != message.FlagTransactionNot {
-		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+		return b.sendResponse(remoting.MessageIllegal, msgIllegalRemark(b.cfg.MaxMessageSize))
 	}
 	if len(req.Body) > b.cfg.MaxMessageSize {
-		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+		return b.sendResponse(remoting.MessageIllegal, msgIllegalRemark(b.cfg.MaxMessageSize))
 	}
 	els, err := message.DecodeBatchElements(req.Body)
 	if err != nil {
@@ -101,7 +101,7 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 		buf = append(buf, buf[:sufLen]...)
 		if len(buf)-start > message.MaxPropertiesLength {
 			pb.b = buf
-			return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+			return b.sendResponse(remoting.MessageIllegal, msgIllegalRemark(b.cfg.MaxMessageSize))
 		}
 		ends[i] = len(buf)
 		reqs[i] = store.PutRequest{

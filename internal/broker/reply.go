@@ -32,7 +32,7 @@ func (b *Broker) sendReply(ctx context.Context, c *server.Conn, req *remoting.Co
 	}
 	raw := orZero(h.Properties)
 	if len(raw) > message.MaxPropertiesLength || len(req.Body) > b.cfg.MaxMessageSize {
-		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+		return b.sendResponse(remoting.MessageIllegal, msgIllegalRemark(b.cfg.MaxMessageSize))
 	}
 
 	pushErr := b.pushReply(ctx, c, h, raw, req.Body)

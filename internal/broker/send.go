@@ -23,10 +23,17 @@ import (
 // then the store. Where 4.9.8 differs from 5.x the 4.9.8 answer is given
 // unless noted.
 
+// msgIllegalRemark is the remark of a MESSAGE_ILLEGAL refusal of a body
+// or properties over the limits. It states the limits this broker
+// applies, where 4.9.8 quotes a fixed "128k" whatever maxMessageSize is.
+func msgIllegalRemark(maxMessageSize int) string {
+	return "the message is illegal, maybe msg body or properties length not matched. msg body length limit " +
+		strconv.Itoa(maxMessageSize) + "B, msg properties length limit " + strconv.Itoa(message.MaxPropertiesLength) + "B."
+}
+
 // Remarks of a 4.9.8 broker.
 const (
 	faqSuffix          = "\nSee http://rocketmq.apache.org/docs/faq/ for further details."
-	remarkMsgIllegal   = "the message is illegal, maybe msg body or properties length not matched. msg body length limit 128k, msg properties length limit 32k."
 	remarkMappedFile   = "create mapped file failed, server is busy or broken."
 	remarkNoWriteQueue = "topic has no write queue"
 	remarkTxTooMany    = "[TRANSACTION] too many undecided transactions on this broker, try later"
@@ -300,10 +307,10 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 	}
 	pb.b = buf
 	if len(buf) > message.MaxPropertiesLength {
-		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+		return b.sendResponse(remoting.MessageIllegal, msgIllegalRemark(b.cfg.MaxMessageSize))
 	}
 	if len(req.Body) > b.cfg.MaxMessageSize {
-		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+		return b.sendResponse(remoting.MessageIllegal, msgIllegalRemark(b.cfg.MaxMessageSize))
 	}
 
 	put := store.PutRequest{
@@ -393,7 +400,7 @@ func (b *Broker) sendOKResponse(res *store.PutResult, queueID int32, msgIDs []by
 func (b *Broker) storeErrorResponse(err error) *remoting.Command {
 	switch {
 	case errors.Is(err, store.ErrMessageTooLarge), errors.Is(err, store.ErrInvalidMessage):
-		return b.sendResponse(remoting.MessageIllegal, remarkMsgIllegal)
+		return b.sendResponse(remoting.MessageIllegal, msgIllegalRemark(b.cfg.MaxMessageSize))
 	case errors.Is(err, store.ErrClosed), errors.Is(err, store.ErrNotWritable):
 		// A full disk or a failed write not yet retried: Java's RunningFlags
 		// not writeable gives PutMessageStatus.SERVICE_NOT_AVAILABLE.

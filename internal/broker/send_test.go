@@ -368,9 +368,9 @@ func TestSendValidation(t *testing.T) {
 			remark: "request queueId[4] is illegal, TopicConfig [topicName=Ranged, readQueueNums=4, writeQueueNums=4, perm=RW-, topicFilterType=SINGLE_TAG, topicSysFlag=0, order=false] Producer: "},
 		{name: "topic not writable", h: ok("ReadOnly"), status: remoting.NoPermission,
 			remark: "the topic[ReadOnly] sending message is forbidden"},
-		{name: "body too large", h: ok("Big"), body: make([]byte, 1025), status: remoting.MessageIllegal, remark: remarkMsgIllegal},
+		{name: "body too large", h: ok("Big"), body: make([]byte, 1025), status: remoting.MessageIllegal, remark: msgIllegalRemark(1024)},
 		{name: "properties too long", h: sendTestHeader("BigProps", 0, sendTestProps("p", strings.Repeat("x", 32767))),
-			status: remoting.MessageIllegal, remark: remarkMsgIllegal},
+			status: remoting.MessageIllegal, remark: msgIllegalRemark(1024)},
 		{name: "unparsable timer", h: sendTestHeader("Timer", 0, sendTestProps("TIMER_DELAY_SEC", "ten")),
 			status: remoting.MessageIllegal, remark: fmt.Sprintf(remarkTimerIllegal, (72 * time.Hour).Milliseconds())},
 		{name: "missing topic", req: remoting.NewRequest(remoting.SendMessageV2,
@@ -397,13 +397,13 @@ func TestSendValidation(t *testing.T) {
 			h := sendTestHeader("BatchDelay", 0, sendTestProps("DELAY", "3"))
 			h.Batch = true
 			return h
-		}(), body: sendTestBatchBody(t, 2), status: remoting.MessageIllegal, remark: remarkMsgIllegal},
+		}(), body: sendTestBatchBody(t, 2), status: remoting.MessageIllegal, remark: msgIllegalRemark(1024)},
 		{name: "transactional batch", code: remoting.SendBatchMessage, h: func() *remoting.SendMessageRequestHeader {
 			h := ok("BatchTx")
 			h.Batch = true
 			h.SysFlag = message.FlagTransactionPrep
 			return h
-		}(), body: sendTestBatchBody(t, 2), status: remoting.MessageIllegal, remark: remarkMsgIllegal},
+		}(), body: sendTestBatchBody(t, 2), status: remoting.MessageIllegal, remark: msgIllegalRemark(1024)},
 		{name: "batch element properties too long", code: remoting.SendBatchMessage, h: func() *remoting.SendMessageRequestHeader {
 			h := ok("BatchBigProps")
 			h.Batch = true
@@ -413,7 +413,7 @@ func TestSendValidation(t *testing.T) {
 			m.SetProperty("p", strings.Repeat("y", 32740))
 			b, _ := message.AppendBatch(nil, []*rocketmq.Message{m})
 			return b
-		}(), status: remoting.MessageIllegal, remark: remarkMsgIllegal},
+		}(), status: remoting.MessageIllegal, remark: msgIllegalRemark(1024)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
