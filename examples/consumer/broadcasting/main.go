@@ -42,7 +42,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	check(c.Start(ctx))
-	fmt.Println("consuming as", *instance, "; Ctrl-C stops")
+	fmt.Printf("consuming as %s; Ctrl-C stops\n", *instance)
 	<-ctx.Done()
 
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
