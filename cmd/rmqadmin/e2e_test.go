@@ -142,8 +142,6 @@ func TestTopics(t *testing.T) {
 		}
 	}
 
-	r = e.ok(t, "topicStatus", "-t", topic)
-	has(t, r, "#Broker", "Name", "#QID", "#Min", "Offset", "#Max", "Offset", "#Last", "Updated")
 	var ts struct {
 		Topic  string
 		Queues []struct {
@@ -152,11 +150,20 @@ func TestTopics(t *testing.T) {
 			MinOffset, MaxOffset, LastUpdated int64
 		}
 	}
-	e.ok(t, "topicStatus", "-t", topic, "--output", "json").decode(t, &ts)
+	// A Java broker dispatches to its queues after the send returns.
 	var total int64
+	testutil.WaitFor(t, wait, "topicStatus to count the 3 messages", func() bool {
+		e.ok(t, "topicStatus", "-t", topic, "--output", "json").decode(t, &ts)
+		total = 0
+		for _, q := range ts.Queues {
+			total += q.MaxOffset - q.MinOffset
+		}
+		return total >= 3
+	})
+	r = e.ok(t, "topicStatus", "-t", topic)
+	has(t, r, "#Broker", "Name", "#QID", "#Min", "Offset", "#Max", "Offset", "#Last", "Updated")
 	own := 0
 	for _, q := range ts.Queues {
-		total += q.MaxOffset - q.MinOffset
 		if q.Broker == e.broker {
 			own++
 			if q.MaxOffset > 0 {
@@ -380,8 +387,15 @@ func TestMessages(t *testing.T) {
 		t.Errorf("resetOffsetByTime -o json: %+v", ro)
 	}
 	progress()
-	if cp.DiffTotal != 0 {
+	switch {
+	case e.local != nil && cp.DiffTotal != 0:
 		t.Errorf("consumerProgress after resetOffsetByTime to the future: diff %d, want 0", cp.DiffTotal)
+	case e.local == nil && (cp.DiffTotal < 0 || cp.DiffTotal > int64(len(cp.Queues))):
+		// A 4.9.8 broker's search by a time after every message gives the
+		// last message's offset, not the max offset: one left per queue.
+		t.Errorf("consumerProgress after resetOffsetByTime to the future: diff %d, want at most one per queue", cp.DiffTotal)
+	case cp.DiffTotal > 0:
+		e.ok(t, "consume", "-t", topic, "-g", cg, "-c", strconv.FormatInt(cp.DiffTotal, 10))
 	}
 
 	// queryMsgByKey finds the two messages with the key (a broker indexes
