@@ -219,7 +219,7 @@ func wantsJSON(args []string) bool {
 			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !hasVal && i+1 < len(args) && (name == "output" || beforeCommand && !rootBoolFlags[name]) {
+		if !hasVal && i+1 < len(args) && (name == "output" || beforeCommand && !rootBoolFlag(name)) {
 			i++
 			val = args[i]
 		}
@@ -230,8 +230,14 @@ func wantsJSON(args []string) bool {
 	return false
 }
 
-// rootBoolFlags are the global flags that take no value.
-var rootBoolFlags = map[string]bool{"tls": true, "tls-insecure": true, "h": true, "help": true}
+// rootBoolFlag reports whether name is a global flag that takes no value.
+func rootBoolFlag(name string) bool {
+	switch name {
+	case "tls", "tls-insecure", "h", "help":
+		return true
+	}
+	return false
+}
 
 // failWith writes err as one line on stderr, a JSON object when asJSON,
 // and returns its exit status.
@@ -271,7 +277,7 @@ Commands:
 	}
 	_ = tw.flush()
 	fmt.Fprint(w, `
-Global flags (before or after the command):
+Global flags (before or after the command; -o before it only):
 `)
 	fs := flag.NewFlagSet("rmqadmin", flag.ContinueOnError)
 	fs.SetOutput(w)
