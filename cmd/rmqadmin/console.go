@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
+	"os"
 
 	"github.com/go-rocketmq/rocketmq/internal/console"
 )
@@ -27,6 +29,15 @@ func serveConsole(ctx context.Context, a *app, listen string, remote bool, title
 	ln, err := console.Listen(listen, remote)
 	if errors.Is(err, console.ErrRemote) {
 		return usagef("-listen %s: not a loopback address; add -allow-remote to serve it (anyone who reaches it can then change the cluster)", listen)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		// "address already in use", without the address net repeats.
+		var se *os.SyscallError
+		if errors.As(op.Err, &se) {
+			return errorf("-listen %s: %v", listen, se.Err)
+		}
+		return errorf("-listen %s: %v", listen, op.Err)
 	}
 	if err != nil {
 		return usagef("-listen %s: %v", listen, err)

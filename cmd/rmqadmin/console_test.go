@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -76,5 +77,31 @@ func TestConsole(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"-n", c.NameServerAddr(), "console", "-listen", "0.0.0.0:0"}, io.Discard, io.Discard, noEnv); code != exitUsage {
 		t.Fatalf("-listen 0.0.0.0:0: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestConsoleListenErrors: a -listen address that is taken or not
+// loopback fails in one line that names the flag and the cause once.
+func TestConsoleListenErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	busy := ln.Addr().String()
+	noEnv := func(string) string { return "" }
+	for _, tc := range []struct {
+		listen string
+		code   int
+		want   string
+	}{
+		{busy, exitError, "rmqadmin: -listen " + busy + ": address already in use\n"},
+		{"0.0.0.0:0", exitUsage, "rmqadmin: console: -listen 0.0.0.0:0: not a loopback address; add -allow-remote to serve it (anyone who reaches it can then change the cluster) (see rmqadmin console -h)\n"},
+	} {
+		var stdout, stderr strings.Builder
+		code := run(context.Background(), []string{"-n", "127.0.0.1:1", "console", "-listen", tc.listen}, &stdout, &stderr, noEnv)
+		if code != tc.code || stderr.String() != tc.want || stdout.Len() != 0 {
+			t.Errorf("-listen %s: exit %d, stderr %q; want %d, %q", tc.listen, code, stderr.String(), tc.code, tc.want)
+		}
 	}
 }

@@ -111,6 +111,9 @@ func TestBinaryFailures(t *testing.T) {
 		{"NameServer port in use", func(data string) []string {
 			return []string{"-namesrv", busy, "-broker", "127.0.0.1:0", "-data", data, "-console", "off"}
 		}, "rocketmq-local: NameServer: listen on " + busy + ": address already in use\n"},
+		{"console port in use", func(data string) []string {
+			return []string{"-namesrv", "127.0.0.1:0", "-broker", "127.0.0.1:0", "-data", data, "-console", busy}
+		}, "rocketmq-local: -console " + busy + ": address already in use\n"},
 		{"console not on loopback", func(data string) []string {
 			return []string{"-namesrv", "127.0.0.1:0", "-broker", "127.0.0.1:0", "-data", data, "-console", "0.0.0.0:0"}
 		}, "rocketmq-local: -console 0.0.0.0:0: not a loopback address; rocketmq-local serves the console on loopback only (rmqadmin console -allow-remote serves it on others)\n"},

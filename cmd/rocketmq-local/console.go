@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"syscall"
 	"time"
 
@@ -50,6 +51,11 @@ func startConsole(addr, nameServer string, fallback bool, logger *slog.Logger, o
 	}
 	if errors.Is(err, console.ErrRemote) {
 		return nil, "", fmt.Errorf("-console %s: not a loopback address; rocketmq-local serves the console on loopback only (rmqadmin console -allow-remote serves it on others)", addr)
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		// "address already in use", without the address net repeats.
+		return nil, "", fmt.Errorf("-console %s: %w", addr, se.Err)
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("-console: %w", err)
