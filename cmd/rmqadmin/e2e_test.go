@@ -574,6 +574,7 @@ func TestErrors(t *testing.T) {
 	fails(t, exe(t, nil, "-n", e.ns, "topicList", "extra"), 2, "extra")
 	fails(t, exe(t, nil, "-n", e.ns, "-o", "yaml", "topicList"), 2, "yaml")
 	fails(t, exe(t, nil, "-n", e.ns, "topicStatus"), 2, "-t is required")
+	fails(t, exe(t, nil, "-n", e.ns, "console", "-listen", "0.0.0.0:0"), 2, "-listen 0.0.0.0:0: not a loopback address; add -allow-remote")
 	fails(t, exe(t, nil, "-n", e.ns, "resetOffsetByTime", "-g", "g", "-t", "t", "-s", "yesterday"), 2, "yesterday")
 	fails(t, exe(t, nil, "-n", "127.0.0.1:1", "-timeout", "2s", "topicList"), 1)
 
