@@ -93,6 +93,8 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 			ws.DiskRatio*100, b.store.DiskSpaceWarningLevelRatio())
 	case ws.WriteError != "":
 		m["storeNotWritableReason"] = "write failed, retrying: " + ws.WriteError
+	case ws.SyncError != "":
+		m["storeNotWritableReason"] = "commit-log sync failed, retrying: " + ws.SyncError
 	}
 	return m
 }
