@@ -38,6 +38,7 @@ type writeGuard struct {
 
 	fail    *failedWrite           // under Store.mu
 	failMsg atomic.Pointer[string] // fail's error for lock-free status reads
+	noSpace atomic.Bool            // fail is an ENOSPC
 
 	at failedWrite // under Store.mu: the write in progress
 
@@ -67,6 +68,9 @@ type WriteStatus struct {
 	DiskRatio float64
 	// WriteError is the failed write appends wait on, "" if none.
 	WriteError string
+	// NoSpace: that failure is the file system's ENOSPC (a block
+	// reservation), whatever the last disk reading said.
+	NoSpace bool
 	// SyncError is the failed commit-log sync appends wait on, "" if none.
 	SyncError string
 }
@@ -79,6 +83,7 @@ func (s *Store) WriteStatus() WriteStatus {
 	}
 	if m := s.guard.failMsg.Load(); m != nil {
 		st.WriteError = *m
+		st.NoSpace = s.guard.noSpace.Load()
 	}
 	if m := s.guard.syncFail.Load(); m != nil {
 		st.SyncError = *m
@@ -184,6 +189,7 @@ func (s *Store) noteWriteFailure(err *error) {
 	*f = at
 	s.guard.fail = f
 	msg := (*err).Error()
+	s.guard.noSpace.Store(errors.Is(*err, ErrDiskFull))
 	s.guard.failMsg.Store(&msg)
 	s.log.Error("store: write failed, appends refused until a retry succeeds", "err", *err)
 }

@@ -457,6 +457,10 @@ func (s *Store) indexKeyLocked(hash int32, phys, storeTs int64) {
 		s.log.Error("store: cannot create index file", "err", err)
 		return
 	}
+	if err := s.reserveIndexEntry(f); err != nil {
+		s.log.Error("store: cannot write index file", "err", err)
+		return
+	}
 	if err := putIndexEntry(f, hash, phys, storeTs); err != nil {
 		s.log.Error("store: cannot write index file", "err", err)
 		return

@@ -77,7 +77,13 @@ func (s *Store) reserveSegment(seg *mappedFile, upto int64) error {
 		return nil
 	}
 	to := min((upto+reserveChunk-1)/reserveChunk*reserveChunk, seg.size)
-	if err := s.allocate(seg.f, seg.path, from, to-from); err != nil {
+	err := s.allocate(seg.f, seg.path, from, to-from)
+	if err != nil && errors.Is(err, ErrDiskFull) && to > upto {
+		// Less than a chunk left: take what this append needs.
+		to = min(alignUp(upto), seg.size)
+		err = s.allocate(seg.f, seg.path, from, to-from)
+	}
+	if err != nil {
 		return err
 	}
 	seg.reserved.Store(to)
@@ -113,6 +119,25 @@ func (s *Store) reserveEntries(q *consumeQueue, from, to int64) error {
 		}
 		n = f.end() / cqUnit
 	}
+	return nil
+}
+
+// reserveIndexEntry makes sure the pages the next entry of f writes have
+// blocks: the header and every hash slot (written at random) with the
+// first entry of a new file, the entries a chunk ahead. Caller holds
+// idx.mu.
+func (s *Store) reserveIndexEntry(f *indexFile) error {
+	m := f.m
+	need := f.entryPos(f.count + 1)
+	if m.reserved.Load() >= need {
+		return nil
+	}
+	lo := m.reserved.Load()
+	hi := min((need+cqReserveChunk-1)/cqReserveChunk*cqReserveChunk, m.size)
+	if err := s.allocate(m.f, m.path, lo, hi-lo); err != nil {
+		return err
+	}
+	m.reserved.Store(hi)
 	return nil
 }
 
