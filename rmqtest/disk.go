@@ -32,3 +32,30 @@ func WithStoreWriteFault(f func(path string, off int64, n int) (written int, err
 		})
 	}
 }
+
+// WithStoreReserveFault makes f decide, before the brokers reserve the disk
+// blocks of a commit-log or consume-queue file (a few MiB ahead of the
+// writes), whether the reservation fails: syscall.ENOSPC fails it as a full
+// disk does, and sends are then refused with SERVICE_NOT_AVAILABLE until a
+// reservation retried every retry interval succeeds.
+func WithStoreReserveFault(f func(path string, off, n int64) error, retry time.Duration) Option {
+	return func(c *config) {
+		c.tweaks = append(c.tweaks, func(bc *broker.Config) {
+			bc.StoreReserveFault, bc.StoreWriteRetryInterval = f, retry
+		})
+	}
+}
+
+// WithStoreSyncFault makes f decide, before each device sync of a broker's
+// commit-log file, whether it fails as fdatasync does on an I/O error. After
+// a failed sync a broker acknowledges nothing more: sync-flush sends are
+// answered FLUSH_DISK_TIMEOUT, later sends are refused with
+// SERVICE_NOT_AVAILABLE, and the runtime info's storeNotWritableReason says
+// why, until a sync retried every retry interval succeeds.
+func WithStoreSyncFault(f func(path string) error, retry time.Duration) Option {
+	return func(c *config) {
+		c.tweaks = append(c.tweaks, func(bc *broker.Config) {
+			bc.StoreSyncFault, bc.StoreWriteRetryInterval = f, retry
+		})
+	}
+}

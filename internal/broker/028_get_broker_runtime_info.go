@@ -91,8 +91,12 @@ func (b *Broker) runtimeInfo(now time.Time) map[string]string {
 	case ws.DiskFull:
 		m["storeNotWritableReason"] = fmt.Sprintf("disk full: %.2f%% used, above diskSpaceWarningLevelRatio %d%%",
 			ws.DiskRatio*100, b.store.DiskSpaceWarningLevelRatio())
+	case ws.NoSpace:
+		m["storeNotWritableReason"] = "disk full: no space left on the file system, retrying: " + ws.WriteError
 	case ws.WriteError != "":
 		m["storeNotWritableReason"] = "write failed, retrying: " + ws.WriteError
+	case ws.SyncError != "":
+		m["storeNotWritableReason"] = "commit-log sync failed, retrying: " + ws.SyncError
 	}
 	return m
 }

@@ -128,6 +128,8 @@ func New(cfg Config) (*Broker, error) {
 		WriteRetryInterval:         cfg.StoreWriteRetryInterval,
 		DiskUsage:                  cfg.DiskUsage,
 		WriteFault:                 cfg.StoreWriteFault,
+		ReserveFault:               cfg.StoreReserveFault,
+		SyncFault:                  cfg.StoreSyncFault,
 	}
 	cfg.applyRetention(&scfg)
 	st, err := store.Open(scfg)
@@ -137,6 +139,7 @@ func New(cfg Config) (*Broker, error) {
 	b.store = st
 	if cfg.FlushMode == store.FlushSync {
 		b.syncs = newSyncReplies(st.FlushProgress, st.SyncFlushTimeout())
+		b.syncs.failed = st.SyncFailed
 	}
 	b.schedule = newScheduleService(b)
 	b.timers = newTimerService(b)

@@ -222,6 +222,10 @@ type Config struct {
 	DiskUsage store.DiskUsageFunc
 	// StoreWriteFault is store.Config.WriteFault, for tests.
 	StoreWriteFault func(path string, off int64, n int) (written int, err error)
+	// StoreReserveFault is store.Config.ReserveFault, for tests.
+	StoreReserveFault func(path string, off, n int64) error
+	// StoreSyncFault is store.Config.SyncFault, for tests.
+	StoreSyncFault func(path string) error
 }
 
 func (c Config) withDefaults() (Config, error) {

@@ -15,11 +15,14 @@ import (
 // fdatasync: one goroutine answers each round's sends, corking every
 // connection so that a round's replies to one client leave in one write.
 // A send whose round does not end within the store's SyncFlushTimeout is
-// answered FLUSH_DISK_TIMEOUT (stored and readable, as Java answers it).
+// answered FLUSH_DISK_TIMEOUT (stored and readable, as Java answers it),
+// and so is every waiting send at once after a failed sync.
 type syncReplies struct {
 	// progress is the store's FlushProgress (a test's fake in unit tests).
 	progress func() (int64, <-chan struct{})
 	timeout  time.Duration
+	// failed is the store's SyncFailed; nil: syncs never fail.
+	failed func() bool
 
 	mu      sync.Mutex
 	pending []syncReply // in the order registered: targets nearly ascending
@@ -67,8 +70,9 @@ func (r *syncReplies) run(ctx context.Context) {
 	var corked []*server.Conn
 	for {
 		flushed, next := r.progress()
+		failed := r.failed != nil && r.failed()
 		var oldest time.Time
-		ready, oldest = r.take(ready[:0], flushed, time.Now())
+		ready, oldest = r.take(ready[:0], flushed, time.Now(), failed)
 		corked = answer(ready, corked[:0])
 		clear(ready) // drop the connections and commands
 		clear(corked)
@@ -91,9 +95,10 @@ func (r *syncReplies) run(ctx context.Context) {
 }
 
 // take moves to ready the sends durable at flushed and those past their
-// deadline (marked FLUSH_DISK_TIMEOUT), and returns the earliest deadline
-// of the rest (zero if none).
-func (r *syncReplies) take(ready []syncReply, flushed int64, now time.Time) ([]syncReply, time.Time) {
+// deadline or, after a failed sync, all others (marked
+// FLUSH_DISK_TIMEOUT), and returns the earliest deadline of the rest (zero
+// if none).
+func (r *syncReplies) take(ready []syncReply, flushed int64, now time.Time, failed bool) ([]syncReply, time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	keep := r.pending[:0]
@@ -102,7 +107,7 @@ func (r *syncReplies) take(ready []syncReply, flushed int64, now time.Time) ([]s
 		switch {
 		case p.target <= flushed:
 			ready = append(ready, p)
-		case !now.Before(p.deadline):
+		case failed || !now.Before(p.deadline):
 			p.resp.Code = remoting.FlushDiskTimeout
 			ready = append(ready, p)
 		default:

@@ -62,9 +62,10 @@ type Config struct {
 	// appends use pwrite, see appendLocked). Default 1 MiB; negative
 	// disables.
 	PrefaultBytes int64
-	// Preallocate reserves the blocks of each new commit-log segment so a
-	// full disk fails an append instead of faulting. Default off (sparse
-	// files, like Java's default).
+	// Preallocate reserves all the blocks of each new commit-log segment
+	// when it is created. Default off: blocks are reserved a few MiB ahead
+	// of the write position (reserve.go), so a full disk fails an append
+	// either way, and a segment larger than the free space still fills it.
 	Preallocate bool
 	// DiskUsage reads the used and total bytes of the disk holding Dir.
 	// Default: statfs (unknown on systems without it, which counts as room).
@@ -89,6 +90,14 @@ type Config struct {
 	// write as an I/O error would, after writing the first written bytes
 	// of it. For fault-injection tests.
 	WriteFault func(path string, off int64, n int) (written int, err error)
+	// ReserveFault, if set, is asked before each reservation of the blocks
+	// of a commit-log or consume-queue file; an error fails it as fallocate
+	// would (ENOSPC: a full disk). For fault-injection tests.
+	ReserveFault func(path string, off, n int64) error
+	// SyncFault, if set, is asked before each device sync of a commit-log
+	// file; an error fails it as fdatasync would (EIO). For fault-injection
+	// tests.
+	SyncFault func(path string) error
 
 	// Logger receives store events. Default: discard.
 	Logger *slog.Logger

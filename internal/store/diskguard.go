@@ -38,18 +38,23 @@ type writeGuard struct {
 
 	fail    *failedWrite           // under Store.mu
 	failMsg atomic.Pointer[string] // fail's error for lock-free status reads
+	noSpace atomic.Bool            // fail is an ENOSPC
 
 	at failedWrite // under Store.mu: the write in progress
+
+	syncFail atomic.Pointer[string] // a failed commit-log sync not yet retried (syncfail.go)
 }
 
-// failedWrite is a commit-log write (seg, pos, n) or, with create, a
-// segment creation for an append of n bytes that failed. Neither: a fault
-// after the commit-log write (a queue or index file), with nothing to redo.
+// failedWrite is a commit-log write (seg, pos, n), with create a segment
+// creation for an append of n bytes, or with reserve > 0 a reservation of
+// seg's blocks up to reserve, that failed. None: a fault after the
+// commit-log write (a queue or index file), with nothing to redo.
 type failedWrite struct {
-	seg    *mappedFile
-	pos, n int64
-	create bool
-	err    error
+	seg     *mappedFile
+	pos, n  int64
+	create  bool
+	reserve int64
+	err     error
 }
 
 // WriteStatus tells whether the store accepts appends.
@@ -63,6 +68,11 @@ type WriteStatus struct {
 	DiskRatio float64
 	// WriteError is the failed write appends wait on, "" if none.
 	WriteError string
+	// NoSpace: that failure is the file system's ENOSPC (a block
+	// reservation), whatever the last disk reading said.
+	NoSpace bool
+	// SyncError is the failed commit-log sync appends wait on, "" if none.
+	SyncError string
 }
 
 // WriteStatus reports whether appends are accepted and why not.
@@ -73,8 +83,12 @@ func (s *Store) WriteStatus() WriteStatus {
 	}
 	if m := s.guard.failMsg.Load(); m != nil {
 		st.WriteError = *m
+		st.NoSpace = s.guard.noSpace.Load()
 	}
-	st.Writable = !st.DiskFull && st.WriteError == ""
+	if m := s.guard.syncFail.Load(); m != nil {
+		st.SyncError = *m
+	}
+	st.Writable = !st.DiskFull && st.WriteError == "" && st.SyncError == ""
 	return st
 }
 
@@ -99,9 +113,12 @@ func (s *Store) writableLocked() error {
 			math.Float64frombits(s.guard.ratioBits.Load())*100, s.cfg.DiskSpaceWarningLevelRatio)
 	}
 	if f := s.guard.fail; f != nil {
+		if errors.Is(f.err, ErrDiskFull) {
+			return fmt.Errorf("%w: %w until a retried reservation succeeds: %v", ErrNotWritable, ErrDiskFull, f.err)
+		}
 		return fmt.Errorf("%w until a retried write succeeds: %v", ErrNotWritable, f.err)
 	}
-	return nil
+	return s.syncFailedLocked()
 }
 
 // checkDisk reads the disk use and sets or clears the full mark.
@@ -137,6 +154,7 @@ func (s *Store) guardLoop() {
 			s.checkDisk()
 		case <-retry.C:
 			s.retryWrite()
+			s.retrySync()
 		}
 	}
 }
@@ -154,18 +172,24 @@ func (s *Store) noteWriteFailure(err *error) {
 	switch {
 	case errors.Is(*err, errCreate):
 		at = failedWrite{n: at.n, create: true}
+	case errors.Is(*err, errReserve):
+		// Nothing was written; at says what to reserve again.
 	case errors.Is(*err, errFault), errors.Is(*err, errWrite):
 	default:
 		return
 	}
 	at.err = *err
-	if at.seg != nil {
+	if at.seg != nil && at.reserve == 0 {
 		_ = s.clearRange(at.seg, at.pos, 4)
+	}
+	if errors.Is(*err, ErrDiskFull) {
+		s.checkDisk() // the full mark now, not at the next reading
 	}
 	f := new(failedWrite) // not &at: that would allocate on every append
 	*f = at
 	s.guard.fail = f
 	msg := (*err).Error()
+	s.guard.noSpace.Store(errors.Is(*err, ErrDiskFull))
 	s.guard.failMsg.Store(&msg)
 	s.log.Error("store: write failed, appends refused until a retry succeeds", "err", *err)
 }
@@ -195,6 +219,12 @@ func (s *Store) redoLocked(f *failedWrite) (err error) {
 	if f.create {
 		_, err = s.segmentForAppend(f.n)
 		return err
+	}
+	if f.reserve > 0 {
+		if f.seg.closed.Load() {
+			return nil
+		}
+		return s.reserveSegment(f.seg, f.reserve)
 	}
 	if f.seg == nil || f.seg.closed.Load() || f.seg.data == nil {
 		return nil // nothing left to clean

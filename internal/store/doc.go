@@ -58,9 +58,11 @@
 // Platforms: on Unix the files are mapped with mmap; on Windows with a
 // file mapping (CreateFileMapping, MapViewOfFile) and synced with
 // FlushViewOfFile and FlushFileBuffers. A sync is fdatasync on Linux,
-// F_FULLFSYNC on macOS. Blocks are reserved with fallocate and freed with
-// hole punching on Linux only; elsewhere Truncate sizes the file and a
-// cleared tail is zeroed in place (sys_*.go).
+// F_FULLFSYNC on macOS. Blocks are reserved ahead of every write through a
+// mapping (reserve.go): with fallocate on Linux, by writing zeros where the
+// file system cannot, and by NTFS itself on Windows. They are freed with
+// hole punching on Linux only; elsewhere a cleared tail is zeroed in place
+// (sys_*.go).
 //
 // Durability: FlushAsync syncs the commit log every FlushInterval. FlushSync
 // with PutRequest.WaitFlush waits for a sync covering the record; one flush

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -19,7 +20,7 @@ func (s *Store) flushLoop() {
 		case <-s.kick:
 		case <-t.C:
 		}
-		if err := s.syncCommitLog(s.end.Load()); err != nil {
+		if err := s.syncCommitLog(s.end.Load()); err != nil && !s.SyncFailed() {
 			s.log.Error("store: commit-log sync failed", "err", err)
 		}
 		s.genMu.Lock()
@@ -73,7 +74,7 @@ func (s *Store) waitFlushed(ctx context.Context, target int64) bool {
 		if s.flushed.Load() >= target {
 			return true
 		}
-		if s.closed.Load() {
+		if s.closed.Load() || s.SyncFailed() {
 			return false
 		}
 		s.wakeFlusher()
@@ -91,6 +92,9 @@ func (s *Store) waitFlushed(ctx context.Context, target int64) bool {
 func (s *Store) syncCommitLog(target int64) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
+	if err := s.stuckSyncErr(); err != nil {
+		return err // only retrySync may move the flushed position now
+	}
 	from := s.flushed.Load()
 	if target <= from {
 		return nil
@@ -99,7 +103,8 @@ func (s *Store) syncCommitLog(target int64) error {
 	defer hold.release()
 	for _, seg := range *s.segs.Load() {
 		if seg.end() > from && seg.start < target && hold.hold(seg) {
-			if err := seg.sync(); err != nil {
+			if err := s.syncSegment(seg); err != nil {
+				s.noteSyncFailure(err)
 				return err
 			}
 			s.syncs.Inc()
@@ -124,7 +129,7 @@ func (s *Store) checkpointLoop() {
 		s.mu.Lock()
 		snap := s.snapshotLocked()
 		s.mu.Unlock()
-		if err := s.persist(snap); err != nil {
+		if err := s.persist(snap); err != nil && !errors.Is(err, errSyncFailed) {
 			s.log.Error("store: checkpoint failed", "err", err)
 		}
 	}

@@ -31,6 +31,11 @@ type indexFile struct {
 
 func (f *indexFile) full() bool { return int64(f.count) >= f.entries }
 
+// entryPos is the file offset of entry n.
+func (f *indexFile) entryPos(n int32) int64 {
+	return indexHeaderSize + f.slots*indexSlotSize + int64(n)*indexEntrySize
+}
+
 func (f *indexFile) readHeader() {
 	be := binary.BigEndian
 	d := f.m.data
@@ -70,7 +75,7 @@ func (f *indexFile) put(keyHash int32, phys, storeTs int64) {
 		timeDiff = (storeTs - f.beginTs) / 1000
 		timeDiff = max(min(timeDiff, 1<<31-1), 0)
 	}
-	p := indexHeaderSize + f.slots*indexSlotSize + int64(f.count)*indexEntrySize
+	p := f.entryPos(f.count)
 	be.PutUint32(d[p:], uint32(keyHash))
 	be.PutUint64(d[p+4:], uint64(phys))
 	be.PutUint32(d[p+12:], uint32(timeDiff))
@@ -184,6 +189,8 @@ func (x *indexService) load() error {
 			os.Rename(path, path+".bad")
 			continue
 		}
+		// Written so far: its blocks exist (reserve.go).
+		m.reserved.Store(f.entryPos(f.count))
 		x.files = append(x.files, f)
 	}
 	return nil
@@ -220,8 +227,9 @@ func (x *indexService) writable() (*indexFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The header is written with the first entry, once the blocks are
+	// reserved (Store.reserveIndexEntry).
 	f := &indexFile{m: m, slots: x.slots, entries: x.entries, count: 1}
-	f.writeHeader()
 	x.files = append(x.files, f)
 	return f, nil
 }

@@ -21,6 +21,10 @@ type mappedFile struct {
 
 	size int64 // mapped length, kept while a cached file is unmapped
 
+	// reserved: the blocks of [0, reserved) exist (reserve.go); below it
+	// the mapping may be written, past it only after a reservation.
+	reserved atomic.Int64
+
 	dirty  bool        // written since the last checkpoint; guarded by Store.mu
 	closed atomic.Bool // a checkpoint may still hold it after DeleteTopic
 
@@ -39,10 +43,9 @@ type mappedFile struct {
 
 // Options of openMapped.
 const (
-	mapCreate      = 1 << iota // create a missing file
-	mapExclusive               // the file must not exist yet
-	mapGrow                    // extend a shorter file with zeros (a torn tail)
-	mapPreallocate             // reserve the blocks: a full disk fails here, not later inside the mapping
+	mapCreate    = 1 << iota // create a missing file
+	mapExclusive             // the file must not exist yet
+	mapGrow                  // extend a shorter file with zeros (a torn tail)
 )
 
 // openMapped maps path with exactly size bytes. An empty file is sized;
@@ -80,11 +83,6 @@ func mapOpened(f *os.File, path string, start, size int64, opts int) (*mappedFil
 	switch {
 	case st.Size() == size:
 	case st.Size() == 0 || (opts&mapGrow != 0 && st.Size() < size):
-		if opts&mapPreallocate != 0 {
-			if err := fallocate(f, size); err != nil {
-				return nil, fmt.Errorf("%w: preallocate %s: %v", ErrIO, path, err)
-			}
-		}
 		if err := f.Truncate(size); err != nil {
 			return nil, err
 		}

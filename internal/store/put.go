@@ -326,6 +326,9 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 		defer unpinQueues(metas, qs)
 		for i := range metas {
 			if qs[i] != nil {
+				if err = s.reserveEntries(qs[i], metas[i].pinFrom, metas[i].qo); err != nil {
+					return res, err
+				}
 				touchEntries(qs[i], metas[i].pinFrom, metas[i].qo)
 			}
 		}
@@ -351,6 +354,9 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 			return res, err
 		}
 		defer q.unpinRange(from, qo+n-1)
+		if err = s.reserveEntries(q, from, qo+n-1); err != nil {
+			return res, err
+		}
 		touchEntries(q, from, qo+n-1)
 	}
 	s.guard.at = failedWrite{n: total, create: true}
@@ -358,8 +364,12 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 	if err != nil {
 		return res, err
 	}
-	storeTs := s.now()
 	phys := s.end.Load()
+	// Room for the records and the blank end marker that may follow them.
+	if err = s.reserveForAppend(seg, phys-seg.start+total+message.BlankMinSize); err != nil {
+		return res, err
+	}
+	storeTs := s.now()
 	be := binary.BigEndian
 	for i := range metas {
 		m := &metas[i]
@@ -447,6 +457,10 @@ func (s *Store) indexKeyLocked(hash int32, phys, storeTs int64) {
 		s.log.Error("store: cannot create index file", "err", err)
 		return
 	}
+	if err := s.reserveIndexEntry(f); err != nil {
+		s.log.Error("store: cannot write index file", "err", err)
+		return
+	}
 	if err := putIndexEntry(f, hash, phys, storeTs); err != nil {
 		s.log.Error("store: cannot write index file", "err", err)
 		return
@@ -479,6 +493,13 @@ func (s *Store) segmentForAppend(total int64) (*mappedFile, error) {
 			next, segs = seg, segs[:len(segs)-1]
 		}
 	}
+	if len(segs) > 0 {
+		// The blank end marker (below) needs its block too.
+		seg := segs[len(segs)-1]
+		if err := s.reserveSegment(seg, end-seg.start+message.BlankMinSize); err != nil {
+			return nil, err
+		}
+	}
 	if next == nil {
 		var err error
 		if next, err = s.newSegment(end); err != nil {
@@ -503,9 +524,9 @@ func (s *Store) newSegment(after int64) (*mappedFile, error) {
 	if len(segs) > 0 {
 		start = segs[len(segs)-1].end()
 	}
-	opts := mapCreate | mapExclusive
+	reserve := int64(reserveChunk)
 	if s.cfg.Preallocate {
-		opts |= mapPreallocate
+		reserve = s.cfg.CommitLogSegmentSize
 	}
 	path := s.dirPath("commitlog", offsetName(start))
 	if h := s.cfg.WriteFault; h != nil {
@@ -513,9 +534,9 @@ func (s *Store) newSegment(after int64) (*mappedFile, error) {
 			return nil, fmt.Errorf("%w: %w: commit-log segment %s: %v", ErrIO, errCreate, path, err)
 		}
 	}
-	m, err := openMapped(path, start, s.cfg.CommitLogSegmentSize, opts)
+	m, err := s.createSegmentFile(path, start, s.cfg.CommitLogSegmentSize, reserve)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w: commit-log segment %s: %v", ErrIO, errCreate, path, err)
+		return nil, err
 	}
 	if len(segs) > 0 {
 		segs[len(segs)-1].lastTs = s.lastStoreTs

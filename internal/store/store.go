@@ -66,6 +66,7 @@ type Store struct {
 	done  chan struct{}
 	wg    sync.WaitGroup
 
+	reserveMu    sync.Mutex // serialises commit-log block reservations (reserve.go); after mu
 	prefaultKick chan struct{}
 	prefaulted   atomic.Int64
 	noPopulate   atomic.Bool

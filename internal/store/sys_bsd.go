@@ -9,9 +9,7 @@ import (
 
 func fdatasync(fd uintptr) error { return syscall.Fsync(int(fd)) }
 
-func fallocate(*os.File, int64) error { return nil }
-
 func punchHole(*os.File, int64, int64) error { return errUnsupported }
 
 // populateWrite is not available; the prefaulter touches each page.
-func populateWrite([]byte) bool { return false }
+func populateWrite([]byte) error { return errUnsupported }

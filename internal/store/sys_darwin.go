@@ -15,10 +15,7 @@ func fdatasync(fd uintptr) error {
 	return unix.Fsync(int(fd))
 }
 
-// fallocate does nothing: macOS has no fallocate; Truncate sizes the file.
-func fallocate(*os.File, int64) error { return nil }
-
 func punchHole(*os.File, int64, int64) error { return errUnsupported }
 
 // populateWrite is not available; the prefaulter touches each page.
-func populateWrite([]byte) bool { return false }
+func populateWrite([]byte) error { return errUnsupported }

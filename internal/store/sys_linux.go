@@ -8,15 +8,6 @@ import (
 
 func fdatasync(fd uintptr) error { return syscall.Fdatasync(int(fd)) }
 
-func fallocate(f *os.File, size int64) error {
-	var ferr error
-	err := rawControl(f, func(fd uintptr) { ferr = syscall.Fallocate(int(fd), 0, 0, size) })
-	if err != nil {
-		return err
-	}
-	return ferr
-}
-
 // punchHole frees [off, off+n) while keeping the file size
 // (FALLOC_FL_PUNCH_HOLE|FALLOC_FL_KEEP_SIZE); the range then reads as zeros.
 func punchHole(f *os.File, off, n int64) error {
@@ -30,9 +21,15 @@ func punchHole(f *os.File, off, n int64) error {
 }
 
 // populateWrite write-faults the pages of b with MADV_POPULATE_WRITE
-// (Linux 5.14+); false when the kernel does not have it.
-func populateWrite(b []byte) bool {
+// (Linux 5.14+); errUnsupported when the kernel does not have it.
+func populateWrite(b []byte) error {
 	const madvPopulateWrite = 23
 	_, _, e := syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), madvPopulateWrite)
-	return e == 0
+	switch e {
+	case 0:
+		return nil
+	case syscall.EINVAL:
+		return errUnsupported
+	}
+	return e
 }

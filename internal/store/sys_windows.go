@@ -59,14 +59,10 @@ func syncMapped(m *mappedFile) error {
 
 func fdatasync(fd uintptr) error { return windows.FlushFileBuffers(windows.Handle(fd)) }
 
-// fallocate does nothing: Truncate extends the file, and NTFS allocates
-// the blocks as the mapping is written.
-func fallocate(*os.File, int64) error { return nil }
-
 func punchHole(*os.File, int64, int64) error { return errUnsupported }
 
 // populateWrite is not available; the prefaulter touches each page.
-func populateWrite([]byte) bool { return false }
+func populateWrite([]byte) error { return errUnsupported }
 
 // tryLock takes an exclusive lock on the first byte of f without waiting;
 // locked is false when another process (or Store) holds it.
