@@ -40,6 +40,17 @@ type envelope struct {
 	hdrProps string
 	hdrBName string
 	hdrRecon int32
+	// The request of the current attempt, from Producer.reqs, back there
+	// on release: the transport is done with it when the attempt's call
+	// returns (sync, oneway) or its callback runs (async).
+	req *reqStorage
+}
+
+// reqStorage is a send request and room for its header fields, in one
+// allocation that sends reuse.
+type reqStorage struct {
+	cmd remoting.Command
+	ext [16]remoting.Field
 }
 
 // prop is an extra property added on the wire when the message lacks it.
@@ -308,6 +319,11 @@ func (p *Producer) release(e *envelope) {
 		p.putBuf(e.pooled)
 		e.pooled = nil
 	}
+	if e.req != nil {
+		*e.req = reqStorage{} // keeps nothing of this send alive
+		p.reqs.Put(e.req)
+		e.req = nil
+	}
 }
 
 // request builds the command of one attempt, born at now.
@@ -338,7 +354,15 @@ func (p *Producer) request(e *envelope, mq rocketmq.MessageQueue, now time.Time)
 		Batch:                 e.batch,
 		BrokerName:            &e.hdrBName,
 	}
-	return remoting.NewRequest(e.code, h.AppendExt(make(remoting.ExtFields, 0, 14)), e.body)
+	if e.req == nil {
+		if e.req, _ = p.reqs.Get().(*reqStorage); e.req == nil {
+			e.req = new(reqStorage)
+		}
+	}
+	rs := e.req
+	rs.cmd = remoting.Command{Code: e.code, Language: remoting.LanguageGo, Version: remoting.DefaultVersion,
+		Ext: h.AppendExt(rs.ext[:0]), Body: e.body}
+	return &rs.cmd
 }
 
 // result turns a send response into a SendResult (Java processSendResponse).

@@ -2,6 +2,7 @@ package producer
 
 import (
 	"context"
+	"slices"
 
 	"sync"
 	"testing"
@@ -123,6 +124,15 @@ func okResp(code int32, queueID int32, offset int64) *remoting.Command {
 	resp := remoting.NewResponse(code, "")
 	resp.Ext = h.AppendExt(nil)
 	return resp
+}
+
+// captured copies a request handed to the broker API, as the transport
+// encodes it during the call: the producer reuses the request's storage
+// once the call is over.
+func captured(req *remoting.Command) *remoting.Command {
+	c := *req
+	c.Ext = slices.Clone(req.Ext)
+	return &c
 }
 
 // reqHeader decodes the V2 send header of a captured request.

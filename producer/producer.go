@@ -23,6 +23,7 @@ type Producer struct {
 	ids   *rocketmq.UniqIDGenerator
 	fault *faultStrategy
 	bufs  sync.Pool           // *[]byte batch bodies
+	reqs  sync.Pool           // *reqStorage
 	txl   TransactionListener // nil for a plain producer
 
 	idxMu sync.RWMutex

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -55,8 +54,28 @@ type sendState struct {
 	lastBroker string
 	lastErr    error
 	lastRes    *rocketmq.SendResult
-	bstack     [4]string
-	brokers    []string // copied into a SendError; in bstack otherwise
+	// The brokers tried, for a SendError: the first len(bstack) in bstack,
+	// the rest in bmore. (A slice into bstack would make sendState point
+	// into itself, which moves it to the heap on every send.)
+	nbrokers int
+	bstack   [4]string
+	bmore    []string
+}
+
+func (st *sendState) addBroker(name string) {
+	if st.nbrokers < len(st.bstack) {
+		st.bstack[st.nbrokers] = name
+	} else {
+		st.bmore = append(st.bmore, name)
+	}
+	st.nbrokers++
+}
+
+// brokers returns a copy of the brokers tried.
+func (st *sendState) brokers() []string {
+	out := make([]string, 0, st.nbrokers)
+	out = append(out, st.bstack[:min(st.nbrokers, len(st.bstack))]...)
+	return append(out, st.bmore...)
 }
 
 func (p *Producer) newSendState(st *sendState, e *envelope, sel QueueSelector) {
@@ -64,7 +83,6 @@ func (p *Producer) newSendState(st *sendState, e *envelope, sel QueueSelector) {
 	if e.kind == KindOneway {
 		st.attempts = 1
 	}
-	st.brokers = st.bstack[:0]
 }
 
 // try is one attempt chosen by nextAttempt.
@@ -91,13 +109,13 @@ func (p *Producer) nextAttempt(ctx context.Context, r *runState, st *sendState) 
 		pi, err := r.api.publishInfo(ctx, e.topic)
 		if err != nil {
 			// No route: Java gives up at once too.
-			return t, true, nil, &SendError{Topic: e.userTopic, Attempts: st.attempt, Brokers: slices.Clone(st.brokers), Err: fmt.Errorf("%w: %w", ErrNoQueue, err)}
+			return t, true, nil, &SendError{Topic: e.userTopic, Attempts: st.attempt, Brokers: st.brokers(), Err: fmt.Errorf("%w: %w", ErrNoQueue, err)}
 		}
 		mq, err := p.chooseQueue(e, pi.Queues, st.sel, st.lastBroker)
 		if err != nil {
 			return t, true, nil, err
 		}
-		st.brokers = append(st.brokers, mq.BrokerName)
+		st.addBroker(mq.BrokerName)
 		addr, ok := r.api.brokerAddr(mq.BrokerName)
 		if !ok {
 			r.api.refreshRoute(e.topic)
@@ -169,7 +187,7 @@ func (st *sendState) outcome() (*rocketmq.SendResult, error) {
 	if err == nil {
 		err = ErrNoQueue
 	}
-	return nil, &SendError{Topic: st.e.userTopic, Attempts: len(st.brokers), Brokers: slices.Clone(st.brokers), Err: err}
+	return nil, &SendError{Topic: st.e.userTopic, Attempts: st.nbrokers, Brokers: st.brokers(), Err: err}
 }
 
 // sendEnvelope is the retry loop of sync and oneway sends.

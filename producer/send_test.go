@@ -56,7 +56,7 @@ func TestSendWireAndRetryAnotherBroker(t *testing.T) {
 	var addrs []string
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
 		func(_ context.Context, addr string, req *remoting.Command, timeout time.Duration) (*remoting.Command, error) {
-			reqs = append(reqs, req)
+			reqs = append(reqs, captured(req))
 			addrs = append(addrs, addr)
 			if len(reqs) == 1 {
 				return remoting.NewResponse(remoting.SystemBusy, "[REJECTREQUEST]system busy"), nil
@@ -213,7 +213,7 @@ func TestBatch(t *testing.T) {
 	var got *remoting.Command
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
 		func(_ context.Context, _ string, req *remoting.Command, _ time.Duration) (*remoting.Command, error) {
-			got = req
+			got = captured(req)
 			return okResp(remoting.Success, reqHeader(t, req).QueueID, 7), nil
 		}).Times(1)
 	var msgs []*rocketmq.Message
@@ -298,7 +298,7 @@ func TestCompression(t *testing.T) {
 			var got *remoting.Command
 			env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
 				func(_ context.Context, _ string, req *remoting.Command, _ time.Duration) (*remoting.Command, error) {
-					got = req
+					got = captured(req)
 					return okResp(remoting.Success, 0, 0), nil
 				})
 			body := bytes.Repeat([]byte("abcd"), tc.size/4+1)[:tc.size]
@@ -355,7 +355,7 @@ func TestRetryTopicHeaders(t *testing.T) {
 	var got *remoting.Command
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
 		func(_ context.Context, _ string, req *remoting.Command, _ time.Duration) (*remoting.Command, error) {
-			got = req
+			got = captured(req)
 			return okResp(remoting.Success, 0, 0), nil
 		})
 	m := &rocketmq.Message{Topic: "%RETRY%g", Body: []byte("x")}

@@ -79,7 +79,7 @@ func newMockTx(t *testing.T, l TransactionListener, topic, broker string, answer
 	env.api.EXPECT().invoke(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).DoAndReturn(
 		func(_ context.Context, _ string, req *remoting.Command, _ time.Duration) (*remoting.Command, error) {
 			log.mu.Lock()
-			log.sends = append(log.sends, req)
+			log.sends = append(log.sends, captured(req))
 			log.mu.Unlock()
 			return answer(req)
 		}).AnyTimes()
@@ -89,7 +89,7 @@ func newMockTx(t *testing.T, l TransactionListener, topic, broker string, answer
 				t.Errorf("oneway to %s, want the master of %s", addr, broker)
 			}
 			log.mu.Lock()
-			log.oneway = append(log.oneway, req)
+			log.oneway = append(log.oneway, captured(req))
 			log.mu.Unlock()
 			return nil
 		}).AnyTimes()

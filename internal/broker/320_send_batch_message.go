@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -15,6 +16,9 @@ import (
 // body of batch elements (docs/PROTOCOL.md §3.2, §5.4). It is served by the send
 // pipeline (send.go), on the event loop when sendInline allows, which hands
 // every batch to sendBatch below.
+
+// maxPooledBatch is the most elements whose scratch sendBatch keeps.
+const maxPooledBatch = 256
 
 // handleSendBatchMessage serves SEND_BATCH_MESSAGE on a worker.
 func (b *Broker) handleSendBatchMessage(ctx context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
@@ -80,8 +84,15 @@ func (b *Broker) sendBatch(ctx context.Context, c *server.Conn, req *remoting.Co
 
 	// All element property strings go into one buffer and become one
 	// string; ends[i] is where element i's ends.
-	reqs := make([]store.PutRequest, len(els))
-	ends := make([]int, len(els))
+	reqs := slices.Grow(pb.reqs[:0], len(els))[:len(els)]
+	ends := slices.Grow(pb.ends[:0], len(els))[:len(els)]
+	defer func() {
+		if cap(reqs) > maxPooledBatch {
+			return // a rare huge batch does not stay in the pool
+		}
+		clear(reqs) // no pointer into this request stays in the pool
+		pb.reqs, pb.ends = reqs[:0], ends[:0]
+	}()
 	born := bornHost(c)
 	wait := bp.waitStoreMsgOK()
 	reconsume := orZero(h.ReconsumeTimes)

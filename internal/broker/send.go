@@ -212,8 +212,14 @@ func (b *Broker) sendRetry(req *remoting.Command, h *remoting.SendMessageRequest
 	return nil
 }
 
-// propsBuf holds scratch space for building a stored properties string.
-type propsBuf struct{ b []byte }
+// propsBuf holds scratch space for building a stored properties string,
+// and for a batch its store requests and property ends (sendBatch), which
+// PutMessages does not keep.
+type propsBuf struct {
+	b    []byte
+	reqs []store.PutRequest
+	ends []int
+}
 
 var propsBufs = sync.Pool{New: func() any { return &propsBuf{b: make([]byte, 0, 512)} }}
 

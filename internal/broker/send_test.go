@@ -1025,6 +1025,37 @@ func BenchmarkSendV2Handler(b *testing.B) {
 	}
 }
 
+// BenchmarkSendBatchHandler32x1KiB is BenchmarkSendV2Handler for a batch of
+// 32 × 1 KiB, each element with its own UNIQ_KEY, as our producer sends.
+func BenchmarkSendBatchHandler32x1KiB(b *testing.B) {
+	e := sendTestBroker(b, sendBenchConfig)
+	body := bytes.Repeat([]byte("x"), 1024)
+	msgs := make([]*rocketmq.Message, 32)
+	for i := range msgs {
+		m := &rocketmq.Message{Topic: "BenchBatch", Body: body}
+		m.SetUniqKey(fmt.Sprintf("C0A8000A30391B6D358600A1B2C3%04X", i))
+		m.SetWaitStoreMsgOK(true)
+		msgs[i] = m
+	}
+	batch, err := message.AppendBatch(nil, msgs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := sendTestHeader("BenchBatch", 0, sendTestProps("WAIT", "true"))
+	h.Batch = true
+	req := remoting.NewRequest(remoting.SendBatchMessage, h.V2().AppendExt(nil), batch)
+	c := &server.Conn{}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if resp := e.b.handleSendBatchMessage(ctx, c, req); resp.Code != remoting.Success {
+			b.Fatalf("%d %s", resp.Code, resp.Remark)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(32*b.N), "ns/msg")
+}
+
 // The event-loop fast path serves a send only when nothing in it can wait:
 // it declines unknown topics (auto-creation writes config and registers)
 // and %RETRY% topics before touching anything, and answers a header that

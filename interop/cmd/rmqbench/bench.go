@@ -81,6 +81,9 @@ func bench(ctx context.Context, cfg config, log io.Writer) ([]result, error) {
 	if cfg.cpuprof != "" {
 		m.profiles = append(m.profiles, func() (func() error, error) { return startCPUProfile(cfg.cpuprof) })
 	}
+	if cfg.memprof != "" {
+		m.profiles = append(m.profiles, func() (func() error, error) { return allocProfile(cfg.memprof), nil })
+	}
 	if namesrv == "" && cfg.queues == 0 {
 		cfg.queues = defaultQueues
 	}

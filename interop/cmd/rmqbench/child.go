@@ -243,3 +243,18 @@ func startCPUProfile(path string) (stop func() error, err error) {
 		return f.Close()
 	}, nil
 }
+
+// allocProfile returns a stop that writes the allocation profile to path.
+func allocProfile(path string) (stop func() error) {
+	return func() error {
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("allocation profile: %w", err)
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			f.Close()
+			return fmt.Errorf("allocation profile: %w", err)
+		}
+		return f.Close()
+	}
+}

@@ -54,6 +54,7 @@ type config struct {
 	backlog   int // consume: messages produced before the consumer starts
 	verbose   bool
 	cpuprof   string // write a CPU profile of the measured phase here
+	memprof   string // write an allocation profile at the end of the measured phase here
 	broker    string // brokerChild or brokerInProcess (without namesrv)
 	bprof     string // write a CPU profile of the broker process here
 	rate      int    // e2e: messages offered per second
@@ -81,6 +82,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&c.pullBatch, "pull-batch", 32, "pull mode: messages per pull for every client")
 	fs.BoolVar(&c.verbose, "v", false, "keep the official client's logging at info level")
 	fs.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured phase (after the warm-up) to `file`")
+	fs.StringVar(&c.memprof, "memprofile", "", "write an allocation profile (allocations since the start, warm-up included) at the end of the measured phase to `file`")
 	fs.StringVar(&c.broker, "broker", brokerChild, "without -namesrv: run the NameServer and broker in a child process (child), so that client and broker CPU are measured apart, or in this process (inprocess)")
 	fs.StringVar(&c.bprof, "broker-cpuprofile", "", "-broker child: write a CPU profile of the broker process over the measured phase to `file`")
 	fs.IntVar(&c.rate, "rate", 10000, "e2e mode: messages offered per second")
