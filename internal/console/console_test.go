@@ -579,3 +579,26 @@ func TestHistoryBounded(t *testing.T) {
 		t.Fatalf("%d series kept", len(h.series))
 	}
 }
+
+// TestUnknownGroup: a group no broker knows is a 404 with the error
+// banner and no forms; a group created through the form is a 200 before
+// any member has joined or committed.
+func TestUnknownGroup(t *testing.T) {
+	e := start(t)
+	p := e.get(t, "/groups/NoSuchGroup")
+	if p.status != http.StatusNotFound || !strings.Contains(errorText(p.body), "NoSuchGroup") {
+		t.Fatalf("unknown group: %d, error %q", p.status, errorText(p.body))
+	}
+	for _, id := range []string{"lag-total", "delete-group", "reset-offset"} {
+		if strings.Contains(p.body, `id="`+id+`"`) {
+			t.Errorf("unknown group page has #%s", id)
+		}
+	}
+	g := name(t, "ng")
+	if c := e.post(t, "/groups", url.Values{"group": {g}}); c.status != http.StatusOK || c.url != "/groups/"+g {
+		t.Fatalf("create group: %d at %s: %s", c.status, c.url, errorText(c.body))
+	}
+	if p := e.get(t, "/groups/"+g); p.status != http.StatusOK || errorText(p.body) != "" || !strings.Contains(p.body, `id="lag-total"`) {
+		t.Fatalf("new group: %d, error %q", p.status, errorText(p.body))
+	}
+}

@@ -396,6 +396,7 @@ func (s *Server) lag(ctx context.Context, group string) (*lagJSON, error) {
 
 type groupPage struct {
 	Group   string
+	Missing bool // no broker knows the group: the page shows only the error
 	Lag     *lagJSON
 	Members []remoting.Connection
 	Mode    string
@@ -417,11 +418,18 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 	var wg sync.WaitGroup
 	var lag *lagJSON
 	var cc *remoting.ConsumerConnection
-	var errLag, errCC error
-	wg.Add(2)
+	var errLag, errCC, errKnown error
+	var known bool
+	wg.Add(3)
 	go func() { defer wg.Done(); lag, errLag = s.lag(ctx, g) }()
 	go func() { defer wg.Done(); cc, errCC = s.cfg.Admin.ConsumerConnection(ctx, g) }()
+	go func() { defer wg.Done(); known, errKnown = s.groupKnown(ctx, g) }()
 	wg.Wait()
+	if errKnown == nil && !known && errCC != nil && (lag == nil || len(lag.Queues) == 0) {
+		gp.Missing = true
+		s.fail(v, errNoGroup(g))
+		return
+	}
 	s.fail(v, errLag)
 	if lag != nil {
 		gp.Lag = lag
@@ -453,6 +461,23 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 	slices.SortStableFunc(gp.Topics, func(a, b string) int {
 		return cmp.Compare(retryRank(a), retryRank(b))
 	})
+}
+
+// groupKnown reports whether a master broker has g's subscription group
+// config; a name missing from the cached list is looked up again, since
+// another client may have just created it.
+func (s *Server) groupKnown(ctx context.Context, g string) (bool, error) {
+	all, err := s.cache.groups(ctx, s.cfg.Admin)
+	if err == nil && slices.Contains(all, g) {
+		return true, nil
+	}
+	s.cache.drop("groups")
+	all, err = s.cache.groups(ctx, s.cfg.Admin)
+	return slices.Contains(all, g), err
+}
+
+func errNoGroup(g string) error {
+	return &remoting.Error{Code: remoting.SubscriptionGroupNotExist, Remark: "consumer group " + g + " does not exist"}
 }
 
 func retryRank(topic string) int {
