@@ -483,6 +483,12 @@ func TestStatsJSON(t *testing.T) {
 	if len(s.Brokers) != 1 || s.Brokers[0].Name != "broker-a" || len(s.History) != 3 || s.Time == 0 {
 		t.Fatalf("stats %+v", s)
 	}
+	if !strings.HasPrefix(string(s.Chart), "<svg") || !strings.Contains(string(s.Chart), "Put TPS") {
+		t.Errorf("stats chart %q", s.Chart)
+	}
+	if p := e.get(t, "/"); !strings.Contains(p.body, `<div id="tps-chart" class="chart-box" data-src="/api/stats"><svg`) {
+		t.Error("cluster page without the chart")
+	}
 }
 
 // TestACL: with ACL on, a console signing as an ordinary account shows

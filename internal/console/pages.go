@@ -172,7 +172,8 @@ func (s *Server) cluster(ctx context.Context, r *http.Request, v *view) {
 	v.Data = struct {
 		Brokers        []brokerRow
 		PutTPS, GetTPS float64
-	}{rows, put, get}
+		Chart          template.HTML
+	}{rows, put, get, tpsChart(s.hist.get("tps"))}
 }
 
 // brokerRows reads the cluster and every broker's runtime info at once.
@@ -367,11 +368,12 @@ type lagRow struct {
 }
 
 type lagJSON struct {
-	Group      string     `json:"group"`
-	Total      int64      `json:"total"`
-	ConsumeTPS float64    `json:"consumeTps"`
-	Queues     []lagRow   `json:"queues"`
-	History    [][2]int64 `json:"history"`
+	Group      string        `json:"group"`
+	Total      int64         `json:"total"`
+	ConsumeTPS float64       `json:"consumeTps"`
+	Queues     []lagRow      `json:"queues"`
+	History    [][2]int64    `json:"history"`
+	Chart      template.HTML `json:"chart"`
 }
 
 func (s *Server) lag(ctx context.Context, group string) (*lagJSON, error) {
@@ -391,6 +393,7 @@ func (s *Server) lag(ctx context.Context, group string) (*lagJSON, error) {
 		out.Total += lag
 	}
 	out.History = s.hist.add("lag:"+group, s.now(), out.Total)
+	out.Chart = lagChart(out.History)
 	return out, nil
 }
 
@@ -409,7 +412,7 @@ type groupPage struct {
 func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 	v.Page = "group"
 	g := r.PathValue("group")
-	gp := &groupPage{Group: g, Lag: &lagJSON{}}
+	gp := &groupPage{Group: g, Lag: &lagJSON{Chart: lagChart(nil)}}
 	v.Data = gp
 	if err := rocketmq.ValidateGroup(g); err != nil {
 		s.fail(v, err)
