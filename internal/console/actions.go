@@ -102,7 +102,11 @@ func (s *Server) createTopic(ctx context.Context, r *http.Request, v *view) stri
 			return err
 		}
 		tc := admin.TopicConfig{Name: t, ReadQueues: int32(queues), WriteQueues: int32(queues), Perm: int32(perm), Order: formBool(r, "order")}
-		return s.cfg.Admin.CreateTopicInCluster(ctx, c, tc)
+		if err := s.cfg.Admin.CreateTopicInCluster(ctx, c, tc); err != nil {
+			return err
+		}
+		s.awaitRoute(ctx, t)
+		return nil
 	}()
 	s.cache.invalidate()
 	if err != nil {
@@ -113,6 +117,29 @@ func (s *Server) createTopic(ctx context.Context, r *http.Request, v *view) stri
 	}
 	return "/topics/" + url.PathEscape(t)
 }
+
+// awaitRoute waits up to routeWait for the NameServer to serve a route of
+// topic: a broker registers a new topic after answering the create, and
+// the topic page the create leads to reads the route.
+func (s *Server) awaitRoute(ctx context.Context, topic string) {
+	ctx, cancel := context.WithTimeout(ctx, routeWait)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if r, err := s.cfg.Admin.TopicRoute(ctx, topic); err == nil && len(r.QueueDatas) > 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// routeWait bounds awaitRoute.
+const routeWait = 5 * time.Second
 
 func (s *Server) deleteTopic(ctx context.Context, r *http.Request, v *view) string {
 	t := r.PathValue("topic")
