@@ -525,6 +525,8 @@ func TestParseTime(t *testing.T) {
 		{"", time.Time{}, false},
 		{"2024-05-06T07:08:09", local, false},
 		{"2024-05-06T07:08", local.Add(-9 * time.Second), false},
+		{"2024-05-06 07:08:09", local, false},
+		{"2024-05-06 07:08", local.Add(-9 * time.Second), false},
 		{"1714979289000", time.UnixMilli(1714979289000), false},
 		{"yesterday", time.Time{}, true},
 	}
@@ -532,6 +534,15 @@ func TestParseTime(t *testing.T) {
 		got, err := parseTime(c.in, time.Now())
 		if (err != nil) != c.err || !got.Equal(c.want) {
 			t.Errorf("parseTime(%q) = %v, %v", c.in, got, err)
+		}
+	}
+}
+
+func TestInputTime(t *testing.T) {
+	ms := time.Date(2024, 5, 6, 7, 8, 9, 0, time.Local).UnixMilli()
+	for in, want := range map[string]string{"": "", "2024-05-06 07:08:09": "2024-05-06T07:08:09", strconv.FormatInt(ms, 10): "2024-05-06T07:08:09", "junk": "junk"} {
+		if got := inputTime(in); got != want {
+			t.Errorf("inputTime(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

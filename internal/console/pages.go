@@ -48,6 +48,7 @@ type view struct {
 func parseTemplates() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"ms":          fmtMillis,
+		"inputTime":   inputTime,
 		"pathEscape":  url.PathEscape,
 		"queryEscape": url.QueryEscape,
 	}
@@ -563,8 +564,11 @@ func (s *Server) messages(ctx context.Context, r *http.Request, v *view) {
 	}
 }
 
-// parseTime reads "2006-01-02T15:04:05" (also without seconds, as a
-// datetime-local input sends it) in local time, or unix milliseconds; ""
+// timeLayouts are the local times parseTime reads: a datetime-local
+// input's value (seconds optional) and the same written with a space.
+var timeLayouts = []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04"}
+
+// parseTime reads a local time of timeLayouts, or unix milliseconds; ""
 // is the zero time.
 func parseTime(s string, _ time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
@@ -574,12 +578,22 @@ func parseTime(s string, _ time.Time) (time.Time, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return time.UnixMilli(ms), nil
 	}
-	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05"} {
+	for _, layout := range timeLayouts {
 		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
 			return t, nil
 		}
 	}
-	return time.Time{}, badInput("time %q is neither 2006-01-02T15:04:05 nor unix milliseconds", s)
+	return time.Time{}, badInput("time %q is neither a local time like 2026-12-07 14:30:00 nor unix milliseconds", s)
+}
+
+// inputTime is s as a datetime-local input's value, so that a time typed
+// as unix milliseconds is shown again rather than dropped by the browser.
+func inputTime(s string) string {
+	t, err := parseTime(s, time.Time{})
+	if err != nil || t.IsZero() {
+		return s
+	}
+	return t.Format("2006-01-02T15:04:05")
 }
 
 type kv struct{ K, V string }
