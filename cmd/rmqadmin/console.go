@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-rocketmq/rocketmq/internal/console"
+	"github.com/go-rocketmq/rocketmq/producer"
 )
 
 var consoleCmd = &command{
@@ -32,11 +33,40 @@ func serveConsole(ctx context.Context, a *app, listen string, remote bool, title
 		ln.Close()
 		return err
 	}
-	srv, err := console.New(console.Config{Admin: adm, Title: title, AllowRemote: remote})
+	prod, err := a.consoleProducer(ctx)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv, err := console.New(console.Config{Admin: adm, Producer: prod, Title: title, AllowRemote: remote})
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	fmt.Fprintf(a.out, "console listening on %s (http://%s/)\n", ln.Addr(), ln.Addr())
 	return console.Serve(ctx, ln, srv)
+}
+
+// consoleProducer starts the producer of the console's send form, with the
+// connection settings of the admin client.
+func (a *app) consoleProducer(ctx context.Context) (*producer.Producer, error) {
+	opts := []producer.Option{producer.WithGroup("rmqadmin_console_producer"), producer.WithNameServers(a.nameServerList()...)}
+	if a.namespace != "" {
+		opts = append(opts, producer.WithNamespace(a.namespace))
+	}
+	if a.cred != nil {
+		opts = append(opts, producer.WithACL(*a.cred))
+	}
+	if a.tlsConfig != nil {
+		opts = append(opts, producer.WithTLS(a.tlsConfig))
+	}
+	p, err := producer.New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Start(ctx); err != nil {
+		return nil, err
+	}
+	a.onClose(p.Shutdown)
+	return p, nil
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -254,4 +256,67 @@ func withPath(r *http.Request, name, value string) *http.Request {
 	r2.URL = &url.URL{Path: r.URL.Path}
 	r2.SetPathValue(name, value)
 	return r2
+}
+
+// sendForm is what the topic page's send form held.
+type sendForm struct {
+	Tag, Keys, Props, Body string
+}
+
+// maxProps bounds the user properties of a sent message.
+const maxProps = 64
+
+// sendMessage is POST /topics/{topic}/send: tag, keys (space-separated),
+// properties (one name=value a line) and body, sent through
+// Config.Producer; the topic page shows the result.
+func (s *Server) sendMessage(ctx context.Context, r *http.Request, v *view) string {
+	t := r.PathValue("topic")
+	f := sendForm{Tag: strings.TrimSpace(r.PostFormValue("tag")), Keys: r.PostFormValue("keys"),
+		Props: r.PostFormValue("props"), Body: r.PostFormValue("body")}
+	var res *rocketmq.SendResult
+	err := func() error {
+		if err := rocketmq.ValidateTopic(t); err != nil {
+			return err
+		}
+		if s.cfg.Producer == nil {
+			return badInput("this console has no producer to send with")
+		}
+		opts := []producer.MessageOption{}
+		if f.Tag != "" {
+			opts = append(opts, producer.Tag(f.Tag))
+		}
+		if k := strings.Fields(f.Keys); len(k) > 0 {
+			opts = append(opts, producer.Keys(k...))
+		}
+		n := 0
+		for line := range strings.Lines(f.Props) {
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			k, val, ok := strings.Cut(line, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return badInput("property %q is not name=value", line)
+			}
+			if n++; n > maxProps {
+				return badInput("more than %d properties", maxProps)
+			}
+			opts = append(opts, producer.Property(strings.TrimSpace(k), strings.TrimSpace(val)))
+		}
+		m, err := producer.NewMessage(t, []byte(f.Body), opts...)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errBadInput, err)
+		}
+		res, err = s.cfg.Producer.Send(ctx, m)
+		return err
+	}()
+	v.Data = &topicPage{Send: f, Sent: res}
+	s.topic(ctx, withPath(r, "topic", t), v)
+	if err != nil {
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+	} else {
+		v.Notice = "sent " + res.MsgID
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -617,5 +618,58 @@ func TestUnknownGroup(t *testing.T) {
 	}
 	if p := e.get(t, "/groups/"+g); p.status != http.StatusOK || errorText(p.body) != "" || !strings.Contains(p.body, `id="lag-total"`) {
 		t.Fatalf("new group: %d, error %q", p.status, errorText(p.body))
+	}
+}
+
+// TestSendMessage: the topic page's form sends a message with its tag,
+// keys, properties and body and shows the result; a bad property line or
+// a console without a producer is a 400 and sends nothing.
+func TestSendMessage(t *testing.T) {
+	e := start(t)
+	topic := name(t, "ST")
+	e.createTopic(t, topic, 2)
+	if p := e.post(t, "/topics/"+topic+"/send", url.Values{"body": {"x"}}); p.status != http.StatusBadRequest || !strings.Contains(errorText(p.body), "no producer") {
+		t.Errorf("send without a producer: %d %q", p.status, errorText(p.body))
+	}
+	pr, err := newProducer(e, "pg_"+topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Shutdown(ctxT(t))
+	e.serve(t, Config{Admin: e.adm, Producer: pr})
+	if p := e.get(t, "/topics/"+topic); !strings.Contains(p.body, `id="send-message"`) {
+		t.Fatal("no send form")
+	}
+	p := e.post(t, "/topics/"+topic+"/send", url.Values{"tag": {"TagS"}, "keys": {"k1 k2"}, "props": {"color=red\r\n\r\n size = 3 \n"}, "body": {"hello body"}})
+	st, _ := byID(p.body, "td", "send-status")
+	if p.status != http.StatusOK || st != "SEND_OK" {
+		t.Fatalf("send: %d, status %q, error %q", p.status, st, errorText(p.body))
+	}
+	idCell, _ := byID(p.body, "td", "send-msgid")
+	id := regexp.MustCompile(`>([0-9A-F]{32})<`).FindStringSubmatch(idCell)
+	if id == nil {
+		t.Fatalf("no message id in %q", idCell)
+	}
+	m, err := e.adm.ViewMessage(ctxT(t), topic, id[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Body) != "hello body" || m.Tag() != "TagS" || strings.Join(m.Keys(), " ") != "k1 k2" || m.Properties["color"] != "red" || m.Properties["size"] != "3" {
+		t.Errorf("sent %q tag %q keys %v props %v", m.Body, m.Tag(), m.Keys(), m.Properties)
+	}
+	before, _ := e.adm.TopicStats(ctxT(t), topic)
+	if p := e.post(t, "/topics/"+topic+"/send", url.Values{"props": {"novalue"}, "body": {"x"}}); p.status != http.StatusBadRequest || !strings.Contains(errorText(p.body), "name=value") {
+		t.Errorf("bad property: %d %q", p.status, errorText(p.body))
+	} else if !strings.Contains(p.body, ">novalue</textarea>") {
+		t.Error("the form lost what was typed")
+	}
+	after, _ := e.adm.TopicStats(ctxT(t), topic)
+	var nb, na int64
+	for mq, o := range before {
+		nb += o.MaxOffset
+		na += after[mq].MaxOffset
+	}
+	if na != nb {
+		t.Errorf("a refused send stored a message: %d → %d", nb, na)
 	}
 }

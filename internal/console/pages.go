@@ -300,6 +300,9 @@ type queueRow struct {
 
 type topicPage struct {
 	Topic     string
+	CanSend   bool
+	Send      sendForm
+	Sent      *rocketmq.SendResult
 	Queues    []queueRow
 	Total     int64
 	Brokers   []remoting.QueueData
@@ -311,7 +314,10 @@ type topicPage struct {
 func (s *Server) topic(ctx context.Context, r *http.Request, v *view) {
 	v.Page = "topic"
 	t := r.PathValue("topic")
-	tp := topicPage{Topic: t}
+	tp := topicPage{Topic: t, CanSend: s.cfg.Producer != nil}
+	if old, ok := v.Data.(*topicPage); ok {
+		tp.Send, tp.Sent = old.Send, old.Sent // a send's form and result
+	}
 	v.Data = &tp
 	if err := rocketmq.ValidateTopic(t); err != nil {
 		s.fail(v, err)

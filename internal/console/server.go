@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/producer"
 )
 
 //go:embed assets
@@ -38,6 +39,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Title is shown in every page's header ("RocketMQ" when empty).
 	Title string
+	// Producer, when set, sends the messages of the topic pages' send form;
+	// without it the form says the console cannot send. The console never
+	// shuts it down.
+	Producer *producer.Producer
 	// AllowRemote serves requests from, and listening on, addresses other
 	// than loopback. Off, a request whose peer or Host is not loopback is
 	// refused with 403.
@@ -94,6 +99,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/groups/{group}/lag", s.apiLag)
 	m.HandleFunc("POST /topics", s.action(s.createTopic))
 	m.HandleFunc("POST /topics/{topic}/delete", s.action(s.deleteTopic))
+	m.HandleFunc("POST /topics/{topic}/send", s.action(s.sendMessage))
 	m.HandleFunc("POST /groups", s.action(s.createGroup))
 	m.HandleFunc("POST /groups/{group}/delete", s.action(s.deleteGroup))
 	m.HandleFunc("POST /groups/{group}/reset", s.action(s.resetOffset))
