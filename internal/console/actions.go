@@ -225,6 +225,39 @@ func (s *Server) resetOffset(ctx context.Context, r *http.Request, v *view) stri
 	return "/groups/" + url.PathEscape(g)
 }
 
+// skipAccumulated is POST /groups/{group}/skip: the committed offsets of
+// every topic the group has offsets on, its retry topic included, move to
+// the end of each queue (rocketmq-dashboard's "skip accumulate").
+func (s *Server) skipAccumulated(ctx context.Context, r *http.Request, v *view) string {
+	g := r.PathValue("group")
+	err := rocketmq.ValidateGroup(g)
+	var cs *admin.ConsumeStats
+	if err == nil {
+		cs, err = s.cfg.Admin.ConsumeStats(ctx, g, "")
+	}
+	if err == nil {
+		topics := map[string]bool{}
+		for mq := range cs.Queues {
+			topics[mq.Topic] = true
+		}
+		if len(topics) == 0 {
+			err = badInput("group %s has no committed offsets to skip from", g)
+		}
+		for t := range topics {
+			if _, err = s.cfg.Admin.ResetOffsetByTime(ctx, g, t, time.Time{}, true); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		s.group(ctx, withPath(r, "group", g), v)
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+		return ""
+	}
+	return "/groups/" + url.PathEscape(g) + "?skipped=1"
+}
+
 type resendPage struct {
 	Topic, ID, Group, Client string
 	Result                   *remoting.ConsumeMessageDirectlyResult

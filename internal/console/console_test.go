@@ -673,3 +673,49 @@ func TestSendMessage(t *testing.T) {
 		t.Errorf("a refused send stored a message: %d → %d", nb, na)
 	}
 }
+
+// TestSkipAccumulated: skipping moves a group's offsets to the end, so its
+// lag is 0 and nothing older is consumed; a group without offsets is a 400.
+func TestSkipAccumulated(t *testing.T) {
+	e := start(t)
+	topic, group := name(t, "SK"), name(t, "sk")
+	e.createTopic(t, topic, 2)
+	e.send(t, topic, "pg_"+topic, 3)
+	var n atomic.Int64
+	stop := e.consume(t, group, topic, &n)
+	ctx := ctxT(t)
+	testutil.WaitFor(t, wait, "3 consumed and committed", func() bool {
+		cs, err := e.adm.ConsumeStats(ctx, group, topic)
+		return n.Load() >= 3 && err == nil && cs.Lag() == 0
+	})
+	stop()
+	testutil.WaitFor(t, wait, "the member gone", func() bool {
+		_, err := e.adm.ConsumerConnection(ctx, group)
+		return errors.Is(err, remoting.ErrConsumerNotOnline)
+	})
+	e.send(t, topic, "pg_"+topic, 7)
+	if p := e.get(t, "/groups/"+group); !strings.Contains(p.body, `data-confirm="Skip the 7 accumulated messages`) {
+		t.Fatalf("skip form without a confirmation naming the lag: %s", p.body)
+	}
+	p := e.post(t, "/groups/"+group+"/skip", url.Values{})
+	if p.status != http.StatusOK || p.url != "/groups/"+group {
+		t.Fatalf("skip: %d at %s: %s", p.status, p.url, errorText(p.body))
+	}
+	if lag, _ := byID(p.body, "span", "lag-total"); lag != "0" {
+		t.Errorf("lag %q after the skip", lag)
+	}
+	cs, err := e.adm.ConsumeStats(ctx, group, topic)
+	if err != nil || cs.Lag() != 0 {
+		t.Fatalf("lag after the skip: %v %v", cs, err)
+	}
+	for mq, w := range cs.Queues {
+		if w.ConsumerOffset != w.BrokerOffset {
+			t.Errorf("%v: consumer offset %d, broker offset %d", mq, w.ConsumerOffset, w.BrokerOffset)
+		}
+	}
+	g2 := name(t, "sk2")
+	e.post(t, "/groups", url.Values{"group": {g2}})
+	if p := e.post(t, "/groups/"+g2+"/skip", url.Values{}); p.status != http.StatusBadRequest || !strings.Contains(errorText(p.body), "no committed offsets") {
+		t.Errorf("skip of a group without offsets: %d %q", p.status, errorText(p.body))
+	}
+}

@@ -440,6 +440,9 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 		s.fail(v, errNoGroup(g))
 		return
 	}
+	if r.URL.Query().Get("skipped") != "" {
+		v.Notice = "skipped the accumulated messages: the offsets are at the end of each queue"
+	}
 	s.fail(v, errLag)
 	if lag != nil {
 		gp.Lag = lag
