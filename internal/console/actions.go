@@ -258,6 +258,75 @@ func (s *Server) skipAccumulated(ctx context.Context, r *http.Request, v *view) 
 	return "/groups/" + url.PathEscape(g) + "?skipped=1"
 }
 
+// updateGroupConfig is POST /groups/{group}/config: the subscription group
+// settings updateSubGroup sets (consume enable, from min, broadcast, retry
+// queues, retry max times, broker id, which broker when slow, notify on
+// changes), written to every master of a cluster. Settings the form does
+// not show keep the values the first broker has.
+func (s *Server) updateGroupConfig(ctx context.Context, r *http.Request, v *view) string {
+	g := r.PathValue("group")
+	err := func() error {
+		if err := rocketmq.ValidateGroup(g); err != nil {
+			return err
+		}
+		gc := admin.NewGroupConfig(g)
+		for _, c := range s.groupConfigs(ctx, g) {
+			if c.Has {
+				gc = c.Config
+				break
+			}
+		}
+		gc.GroupName = g
+		gc.ConsumeEnable = formBool(r, "consumeEnable")
+		gc.ConsumeFromMinEnable = formBool(r, "consumeFromMinEnable")
+		gc.ConsumeBroadcastEnable = formBool(r, "consumeBroadcastEnable")
+		gc.NotifyConsumerIdsChangedEnable = formBool(r, "notifyConsumerIdsChangedEnable")
+		for _, f := range []struct {
+			name     string
+			dst      *int32
+			min, max int
+		}{
+			{"retryQueueNums", &gc.RetryQueueNums, 0, 64},
+			{"retryMaxTimes", &gc.RetryMaxTimes, -1, 1000},
+		} {
+			n, err := formInt(r, f.name, int(*f.dst))
+			if err != nil {
+				return err
+			}
+			if n < f.min || n > f.max {
+				return badInput("%s %d out of range %d..%d", f.name, n, f.min, f.max)
+			}
+			*f.dst = int32(n)
+		}
+		for _, f := range []struct {
+			name string
+			dst  *int64
+		}{{"brokerId", &gc.BrokerID}, {"whichBrokerWhenConsumeSlowly", &gc.WhichBrokerWhenConsumeSlowly}} {
+			n, err := formInt(r, f.name, int(*f.dst))
+			if err != nil {
+				return err
+			}
+			if n < 0 || n > 1024 {
+				return badInput("%s %d out of range 0..1024", f.name, n)
+			}
+			*f.dst = int64(n)
+		}
+		c, err := s.clusterOf(ctx, r)
+		if err != nil {
+			return err
+		}
+		return s.cfg.Admin.CreateGroupInCluster(ctx, c, gc)
+	}()
+	s.cache.invalidate()
+	if err != nil {
+		s.group(ctx, withPath(r, "group", g), v)
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+		return ""
+	}
+	return "/groups/" + url.PathEscape(g) + "?saved=1"
+}
+
 type resendPage struct {
 	Topic, ID, Group, Client string
 	Result                   *remoting.ConsumeMessageDirectlyResult

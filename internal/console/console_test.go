@@ -719,3 +719,44 @@ func TestSkipAccumulated(t *testing.T) {
 		t.Errorf("skip of a group without offsets: %d %q", p.status, errorText(p.body))
 	}
 }
+
+// TestGroupSettings: the group page shows the group's config per broker
+// and its form changes it as updateSubGroup does; a bad number is a 400
+// and changes nothing.
+func TestGroupSettings(t *testing.T) {
+	e := start(t)
+	g := name(t, "gs")
+	e.post(t, "/groups", url.Values{"group": {g}})
+	p := e.get(t, "/groups/"+g)
+	if v, _ := cell(p.body, "data-broker", "broker-a", "retry-max"); v != "16" {
+		t.Fatalf("retry max times %q, want the default 16", v)
+	}
+	if !strings.Contains(p.body, `name="consumeEnable" type="checkbox" value="true" checked`) {
+		t.Error("settings form does not start from the config")
+	}
+	form := url.Values{"consumeEnable": {"true"}, "retryQueueNums": {"2"}, "retryMaxTimes": {"3"}, "whichBrokerWhenConsumeSlowly": {"1"}}
+	p = e.post(t, "/groups/"+g+"/config", form)
+	if p.status != http.StatusOK || !strings.Contains(p.body, "saved the group") {
+		t.Fatalf("save: %d %q", p.status, errorText(p.body))
+	}
+	gs, err := e.adm.Groups(ctxT(t), e.c.BrokerAddr("broker-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := gs[g]
+	if !gc.ConsumeEnable || gc.ConsumeBroadcastEnable || gc.ConsumeFromMinEnable || gc.RetryQueueNums != 2 || gc.RetryMaxTimes != 3 || gc.WhichBrokerWhenConsumeSlowly != 1 {
+		t.Errorf("config after the save %+v", gc)
+	}
+	if v, _ := cell(p.body, "data-broker", "broker-a", "broadcast"); v != "false" {
+		t.Errorf("page shows broadcast %q", v)
+	}
+	if p := e.post(t, "/groups/"+g+"/config", url.Values{"retryMaxTimes": {"x"}}); p.status != http.StatusBadRequest {
+		t.Errorf("bad number: %d", p.status)
+	}
+	if p := e.post(t, "/groups/"+g+"/config", url.Values{"retryQueueNums": {"999"}}); p.status != http.StatusBadRequest || !strings.Contains(errorText(p.body), "out of range") {
+		t.Errorf("retry queues 999: %d %q", p.status, errorText(p.body))
+	}
+	if gs, _ := e.adm.Groups(ctxT(t), e.c.BrokerAddr("broker-a")); gs[g].RetryMaxTimes != 3 {
+		t.Errorf("a refused save changed the config: %+v", gs[g])
+	}
+}

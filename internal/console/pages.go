@@ -405,7 +405,10 @@ func (s *Server) lag(ctx context.Context, group string) (*lagJSON, error) {
 }
 
 type groupPage struct {
-	Group   string
+	Group    string
+	Configs  []brokerGroupConfig // per master broker
+	Config   admin.GroupConfig   // what the settings form starts from
+	Clusters []string
 	Missing bool // no broker knows the group: the page shows only the error
 	Lag     *lagJSON
 	Members []remoting.Connection
@@ -430,7 +433,12 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 	var cc *remoting.ConsumerConnection
 	var errLag, errCC, errKnown error
 	var known bool
-	wg.Add(3)
+	wg.Add(4)
+	go func() {
+		defer wg.Done()
+		gp.Configs = s.groupConfigs(ctx, g)
+		gp.Clusters, _ = s.cache.clusters(ctx, s.cfg.Admin)
+	}()
 	go func() { defer wg.Done(); lag, errLag = s.lag(ctx, g) }()
 	go func() { defer wg.Done(); cc, errCC = s.cfg.Admin.ConsumerConnection(ctx, g) }()
 	go func() { defer wg.Done(); known, errKnown = s.groupKnown(ctx, g) }()
@@ -439,6 +447,16 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 		gp.Missing = true
 		s.fail(v, errNoGroup(g))
 		return
+	}
+	gp.Config = admin.NewGroupConfig(g)
+	for _, c := range gp.Configs {
+		if c.Has {
+			gp.Config = c.Config
+			break
+		}
+	}
+	if r.URL.Query().Get("saved") != "" {
+		v.Notice = "saved the group's settings"
 	}
 	if r.URL.Query().Get("skipped") != "" {
 		v.Notice = "skipped the accumulated messages: the offsets are at the end of each queue"
@@ -487,6 +505,44 @@ func (s *Server) groupKnown(ctx context.Context, g string) (bool, error) {
 	s.cache.drop("groups")
 	all, err = s.cache.groups(ctx, s.cfg.Admin)
 	return slices.Contains(all, g), err
+}
+
+// brokerGroupConfig is a group's config on one master broker.
+type brokerGroupConfig struct {
+	Broker, Addr string
+	Has          bool
+	Config       admin.GroupConfig
+	Err          string
+}
+
+// groupConfigs reads g's subscription group config from every master.
+func (s *Server) groupConfigs(ctx context.Context, g string) []brokerGroupConfig {
+	ci, err := s.cfg.Admin.ClusterInfo(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []brokerGroupConfig
+	for name, bd := range ci.BrokerAddrTable {
+		if a := bd.MasterAddr(); a != "" {
+			out = append(out, brokerGroupConfig{Broker: name, Addr: a})
+		}
+	}
+	slices.SortFunc(out, func(a, b brokerGroupConfig) int { return cmp.Compare(a.Broker, b.Broker) })
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gs, err := s.cfg.Admin.Groups(ctx, out[i].Addr)
+			if err != nil {
+				out[i].Err = err.Error()
+				return
+			}
+			out[i].Config, out[i].Has = gs[g]
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func errNoGroup(g string) error {

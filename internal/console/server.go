@@ -104,6 +104,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /groups/{group}/delete", s.action(s.deleteGroup))
 	m.HandleFunc("POST /groups/{group}/reset", s.action(s.resetOffset))
 	m.HandleFunc("POST /groups/{group}/skip", s.action(s.skipAccumulated))
+	m.HandleFunc("POST /groups/{group}/config", s.action(s.updateGroupConfig))
 	m.HandleFunc("POST /messages/resend", s.action(s.resend))
 	m.HandleFunc("GET /static/console.js", s.static("assets/console.js", "text/javascript; charset=utf-8"))
 	m.HandleFunc("GET /static/console.css", s.static("assets/console.css", "text/css; charset=utf-8"))
