@@ -409,14 +409,14 @@ type groupPage struct {
 	Configs  []brokerGroupConfig // per master broker
 	Config   admin.GroupConfig   // what the settings form starts from
 	Clusters []string
-	Missing bool // no broker knows the group: the page shows only the error
-	Lag     *lagJSON
-	Members []remoting.Connection
-	Mode    string
-	Model   string
-	Subs    []remoting.SubscriptionData
-	Topics  []string
-	Offline string
+	Missing  bool // no broker knows the group: the page shows only the error
+	Lag      *lagJSON
+	Members  []remoting.Connection
+	Mode     string
+	Model    string
+	Subs     []remoting.SubscriptionData
+	Topics   []string
+	Offline  string
 }
 
 func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
