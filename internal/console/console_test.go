@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/admin"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/producer"
@@ -758,5 +759,94 @@ func TestGroupSettings(t *testing.T) {
 	}
 	if gs, _ := e.adm.Groups(ctxT(t), e.c.BrokerAddr("broker-a")); gs[g].RetryMaxTimes != 3 {
 		t.Errorf("a refused save changed the config: %+v", gs[g])
+	}
+}
+
+// TestListKinds: the topic list filters normal, retry, dead-letter and
+// system topics; the group list keeps system groups on their own tab and
+// shows each group's lag, sortable by it.
+func TestListKinds(t *testing.T) {
+	e := start(t)
+	topic, hi, lo := name(t, "KT"), name(t, "khi"), name(t, "klo")
+	e.createTopic(t, topic, 1)
+	e.send(t, topic, "pg_"+topic, 5)
+	ctx := ctxT(t)
+	for _, g := range []string{hi, lo} {
+		var n atomic.Int64
+		stop := e.consume(t, g, topic, &n)
+		testutil.WaitFor(t, wait, g+" consumed and committed", func() bool {
+			cs, err := e.adm.ConsumeStats(ctx, g, topic)
+			return n.Load() >= 5 && err == nil && cs.Lag() == 0
+		})
+		stop()
+	}
+	testutil.WaitFor(t, wait, "the members gone", func() bool {
+		_, err1 := e.adm.ConsumerConnection(ctx, hi)
+		_, err2 := e.adm.ConsumerConnection(ctx, lo)
+		return errors.Is(err1, remoting.ErrConsumerNotOnline) && errors.Is(err2, remoting.ErrConsumerNotOnline)
+	})
+	if _, err := e.adm.ResetOffsetByTime(ctx, hi, topic, time.UnixMilli(1), true); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.cache.invalidate()
+
+	has := func(p page, attr, name string) bool { return strings.Contains(p.body, `<tr `+attr+`="`+name+`">`) }
+	cases := []struct {
+		kind    string
+		in, out []string
+	}{
+		{"", []string{topic, "%RETRY%" + hi, rocketmq.TopicAutoCreate}, nil},
+		{"normal", []string{topic}, []string{"%RETRY%" + hi, rocketmq.TopicAutoCreate}},
+		{"retry", []string{"%RETRY%" + hi, "%RETRY%" + lo}, []string{topic}},
+		{"system", []string{rocketmq.TopicAutoCreate}, []string{topic, "%RETRY%" + hi}},
+		{"dlq", nil, []string{topic, "%RETRY%" + hi}},
+	}
+	for _, c := range cases {
+		p := e.get(t, "/topics?kind="+c.kind)
+		for _, n := range c.in {
+			if !has(p, "data-topic", n) {
+				t.Errorf("kind %q: %s not listed", c.kind, n)
+			}
+		}
+		for _, n := range c.out {
+			if has(p, "data-topic", n) {
+				t.Errorf("kind %q: %s listed", c.kind, n)
+			}
+		}
+	}
+	if k, _ := cell(e.get(t, "/topics").body, "data-topic", "%RETRY%"+hi, "kind"); k != "retry" {
+		t.Errorf("retry topic's kind %q", k)
+	}
+
+	p := e.get(t, "/groups")
+	if !has(p, "data-group", hi) || has(p, "data-group", "TOOLS_CONSUMER") {
+		t.Errorf("default group list: %s listed %v, TOOLS_CONSUMER listed %v", hi, has(p, "data-group", hi), has(p, "data-group", "TOOLS_CONSUMER"))
+	}
+	if v, _ := cell(p.body, "data-group", hi, "lag"); v != "5" {
+		t.Errorf("lag of %s %q, want 5", hi, v)
+	}
+	if v, _ := cell(p.body, "data-group", lo, "lag"); v != "0" {
+		t.Errorf("lag of %s %q, want 0", lo, v)
+	}
+	if s := e.get(t, "/groups?kind=system"); !has(s, "data-group", "TOOLS_CONSUMER") || has(s, "data-group", hi) {
+		t.Error("system tab does not list TOOLS_CONSUMER alone")
+	}
+	order := func(p page) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`<tr data-group="([^"]+)">`).FindAllStringSubmatch(p.body, -1) {
+			if m[1] == hi || m[1] == lo {
+				out = append(out, m[1])
+			}
+		}
+		return out
+	}
+	if o := order(e.get(t, "/groups?sort=lag&dir=desc")); len(o) != 2 || o[0] != hi {
+		t.Errorf("by lag, descending: %v", o)
+	}
+	if o := order(e.get(t, "/groups?sort=lag&dir=asc")); len(o) != 2 || o[0] != lo {
+		t.Errorf("by lag, ascending: %v", o)
+	}
+	if p := e.get(t, "/groups?sort=lag&dir=desc"); !strings.Contains(p.body, `id="sort-lag" href="/groups?dir=asc&amp;sort=lag"`) {
+		t.Errorf("the lag header does not flip the order: %s", p.body)
 	}
 }

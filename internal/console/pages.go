@@ -236,14 +236,36 @@ func firstFloat(s string) float64 {
 
 type listPage struct {
 	Filter             string
+	Kind               string // the chosen kind tab
+	Kinds              []kindTab
+	Sort, Dir          string
 	Page, Pages, Total int
 	Prev, Next         string
 	Names              []string
+	Rows               []listRow
 	Clusters           []string
 	From, To           int
+	StatsNote          string
 }
 
-func paginate(all []string, filter string, page int, base string) listPage {
+// kindTab is one filter of a list: the topics or groups of one kind.
+type kindTab struct {
+	Kind, Label, URL string
+	Count            int
+}
+
+// listRow is one topic or group of a list.
+type listRow struct {
+	Name, Kind string
+	Lag        int64
+	TPS        float64
+	Stats      bool // Lag and TPS were read
+	Err        string
+}
+
+// paginate returns page of the names of all containing filter (case
+// folded); extra is kept in the page links.
+func paginate(all []string, filter string, page int, base string, extra ...string) listPage {
 	var names []string
 	if filter == "" {
 		names = all
@@ -265,6 +287,11 @@ func paginate(all []string, filter string, page int, base string) listPage {
 	if filter != "" {
 		q.Set("q", filter)
 	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		if extra[i+1] != "" {
+			q.Set(extra[i], extra[i+1])
+		}
+	}
 	if lp.Page > 1 {
 		q.Set("page", strconv.Itoa(lp.Page-1))
 		lp.Prev = base + "?" + q.Encode()
@@ -276,6 +303,67 @@ func paginate(all []string, filter string, page int, base string) listPage {
 	return lp
 }
 
+// byKind splits names by kind and returns those of want ("" for all) and
+// the tabs with their counts, linking to base with the filter q; the tab
+// of kind deflt links without a kind.
+func byKind(all []string, kindOf func(string) string, want, base, q, deflt string, tabs [][2]string) ([]string, []kindTab) {
+	counts := map[string]int{}
+	var out []string
+	for _, n := range all {
+		k := kindOf(n)
+		counts[k]++
+		counts[""]++
+		if want == "" || k == want {
+			out = append(out, n)
+		}
+	}
+	var kt []kindTab
+	for _, t := range tabs {
+		u := url.Values{}
+		if t[0] != deflt {
+			u.Set("kind", t[0])
+		}
+		if q != "" {
+			u.Set("q", q)
+		}
+		link := base
+		if len(u) > 0 {
+			link += "?" + u.Encode()
+		}
+		kt = append(kt, kindTab{Kind: t[0], Label: t[1], URL: link, Count: counts[t[0]]})
+	}
+	return out, kt
+}
+
+// topicKind is "retry", "dlq", "system" or "normal".
+func topicKind(t string, clusters []string) string {
+	switch {
+	case rocketmq.IsRetryTopic(t):
+		return "retry"
+	case rocketmq.IsDLQTopic(t):
+		return "dlq"
+	case rocketmq.IsSystemTopic(t) || slices.Contains(clusters, t):
+		return "system"
+	}
+	return "normal"
+}
+
+// systemGroups are the groups Java's brokers and tools use (MixAll).
+var systemGroups = map[string]bool{
+	"TOOLS_CONSUMER": true, "SCHEDULE_CONSUMER": true, "FILTERSRV_CONSUMER": true, "__MONITOR_CONSUMER": true,
+	"SELF_TEST_C_GROUP": true, "SELF_TEST_P_GROUP": true, "CID_ONS-HTTP-PROXY": true,
+	"CID_ONSAPI_PERMISSION": true, "CID_ONSAPI_OWNER": true, "CID_ONSAPI_PULL": true,
+	"DEFAULT_CONSUMER": true, "CLIENT_INNER_PRODUCER": true,
+}
+
+// groupKind is "system" or "user".
+func groupKind(g string) string {
+	if systemGroups[g] || rocketmq.IsSysConsumerGroup(g) {
+		return "system"
+	}
+	return "user"
+}
+
 func pageNum(r *http.Request) int {
 	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	return n
@@ -283,10 +371,19 @@ func pageNum(r *http.Request) int {
 
 func (s *Server) topics(ctx context.Context, r *http.Request, v *view) {
 	v.Page = "topics"
+	q := r.URL.Query()
 	all, err := s.cache.topics(ctx, s.cfg.Admin)
 	s.fail(v, err)
-	lp := paginate(all, r.URL.Query().Get("q"), pageNum(r), "/topics")
-	lp.Clusters, _ = s.cache.clusters(ctx, s.cfg.Admin)
+	clusters, _ := s.cache.clusters(ctx, s.cfg.Admin)
+	kind := q.Get("kind")
+	kindOf := func(t string) string { return topicKind(t, clusters) }
+	names, tabs := byKind(all, kindOf, kind, "/topics", q.Get("q"), "",
+		[][2]string{{"", "All"}, {"normal", "Normal"}, {"retry", "Retry"}, {"dlq", "Dead letter"}, {"system", "System"}})
+	lp := paginate(names, q.Get("q"), pageNum(r), "/topics", "kind", kind)
+	lp.Kind, lp.Kinds, lp.Clusters = kind, tabs, clusters
+	for _, n := range lp.Names {
+		lp.Rows = append(lp.Rows, listRow{Name: n, Kind: kindOf(n)})
+	}
 	v.Data = lp
 }
 
@@ -354,13 +451,148 @@ func (s *Server) topic(ctx context.Context, r *http.Request, v *view) {
 
 // ---- groups ----
 
+// maxSortedGroups bounds the groups whose lag and TPS are read to sort a
+// list by them; a longer list sorts each page.
+const maxSortedGroups = 500
+
 func (s *Server) groups(ctx context.Context, r *http.Request, v *view) {
 	v.Page = "groups"
+	q := r.URL.Query()
 	all, err := s.cache.groups(ctx, s.cfg.Admin)
 	s.fail(v, err)
-	lp := paginate(all, r.URL.Query().Get("q"), pageNum(r), "/groups")
+	kind := q.Get("kind")
+	if kind == "" {
+		kind = "user"
+	}
+	if kind == "all" {
+		kind = ""
+	}
+	names, tabs := byKind(all, groupKind, kind, "/groups", q.Get("q"), "user",
+		[][2]string{{"user", "Consumer groups"}, {"system", "System groups"}})
+	sortBy, dir := q.Get("sort"), q.Get("dir")
+	if sortBy != "lag" && sortBy != "tps" {
+		sortBy = "name"
+	}
+	if dir != "asc" && dir != "desc" {
+		dir = "asc"
+		if sortBy != "name" {
+			dir = "desc"
+		}
+	}
+	kindParam := q.Get("kind")
+	cmpRows := func(a, b listRow) int {
+		c := 0
+		switch sortBy {
+		case "lag":
+			c = cmp.Compare(a.Lag, b.Lag)
+		case "tps":
+			c = cmp.Compare(a.TPS, b.TPS)
+		}
+		if dir == "desc" {
+			c = -c
+		}
+		return cmp.Or(c, cmp.Compare(a.Name, b.Name))
+	}
+	var lp listPage
+	if sortBy != "name" && len(names) <= maxSortedGroups {
+		// Read every group's stats, sort, then page.
+		filtered := paginateAll(names, q.Get("q"))
+		rows := s.groupStats(ctx, filtered)
+		slices.SortFunc(rows, cmpRows)
+		sorted := make([]string, len(rows))
+		for i, x := range rows {
+			sorted[i] = x.Name
+		}
+		lp = paginate(sorted, "", pageNum(r), "/groups", "q", q.Get("q"), "kind", kindParam, "sort", sortBy, "dir", dir)
+		lp.Filter = q.Get("q")
+		lp.Rows = rows[lp.From-1 : lp.To]
+	} else {
+		lp = paginate(names, q.Get("q"), pageNum(r), "/groups", "kind", kindParam, "sort", sortBy, "dir", dir)
+		lp.Rows = s.groupStats(ctx, lp.Names)
+		slices.SortFunc(lp.Rows, cmpRows)
+		if sortBy != "name" {
+			lp.StatsNote = fmt.Sprintf("more than %d groups: each page is sorted on its own", maxSortedGroups)
+		}
+	}
+	lp.Kind, lp.Kinds, lp.Sort, lp.Dir = kind, tabs, sortBy, dir
 	lp.Clusters, _ = s.cache.clusters(ctx, s.cfg.Admin)
 	v.Data = lp
+}
+
+// paginateAll returns the names containing filter.
+func paginateAll(all []string, filter string) []string {
+	f := strings.ToLower(filter)
+	var out []string
+	for _, n := range all {
+		if strings.Contains(strings.ToLower(n), f) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// groupStatsParallel bounds the ConsumeStats calls of a group list.
+const groupStatsParallel = 8
+
+// groupStats reads each group's lag and consume TPS, in parallel.
+func (s *Server) groupStats(ctx context.Context, names []string) []listRow {
+	rows := make([]listRow, len(names))
+	sem := make(chan struct{}, groupStatsParallel)
+	var wg sync.WaitGroup
+	for i, n := range names {
+		rows[i] = listRow{Name: n, Kind: groupKind(n)}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cs, err := s.cfg.Admin.ConsumeStats(ctx, n, "")
+			if err != nil {
+				rows[i].Err = err.Error()
+				return
+			}
+			rows[i].Lag, rows[i].TPS, rows[i].Stats = cs.Lag(), cs.ConsumeTPS, true
+		}()
+	}
+	wg.Wait()
+	return rows
+}
+
+// SortURL links the group list sorted by col, flipping the direction
+// when it is the current sort.
+func (lp listPage) SortURL(col string) string {
+	u := url.Values{}
+	if lp.Filter != "" {
+		u.Set("q", lp.Filter)
+	}
+	if lp.Kind != "user" {
+		k := lp.Kind
+		if k == "" {
+			k = "all"
+		}
+		u.Set("kind", k)
+	}
+	u.Set("sort", col)
+	dir := "asc"
+	if col != "name" {
+		dir = "desc"
+	}
+	if lp.Sort == col {
+		dir = map[string]string{"asc": "desc", "desc": "asc"}[lp.Dir]
+	}
+	u.Set("dir", dir)
+	return "/groups?" + u.Encode()
+}
+
+// SortMark is the arrow of the column the list is sorted by.
+func (lp listPage) SortMark(col string) string {
+	if lp.Sort != col {
+		return ""
+	}
+	if lp.Dir == "asc" {
+		return " ▲"
+	}
+	return " ▼"
 }
 
 type lagRow struct {
