@@ -17,13 +17,14 @@ var consoleCmd = &command{
 		listen := fs.String("listen", "127.0.0.1:8080", "HTTP listen `ADDR` (loopback unless -allow-remote)")
 		remote := fs.Bool("allow-remote", false, "serve addresses other than loopback (anyone who reaches it can change the cluster)")
 		title := fs.String("title", "RocketMQ", "`title` of every page")
+		traceTopic := fs.String("trace-topic", "", "`topic` the trace page reads message traces from (default RMQ_SYS_TRACE_TOPIC)")
 		return func(ctx context.Context, a *app) error {
-			return serveConsole(ctx, a, *listen, *remote, *title)
+			return serveConsole(ctx, a, *listen, *remote, *title, *traceTopic)
 		}
 	},
 }
 
-func serveConsole(ctx context.Context, a *app, listen string, remote bool, title string) error {
+func serveConsole(ctx context.Context, a *app, listen string, remote bool, title, traceTopic string) error {
 	ln, err := console.Listen(listen, remote)
 	if err != nil {
 		return usagef("-listen %s: %v", listen, err)
@@ -38,7 +39,7 @@ func serveConsole(ctx context.Context, a *app, listen string, remote bool, title
 		ln.Close()
 		return err
 	}
-	srv, err := console.New(console.Config{Admin: adm, Producer: prod, Title: title, AllowRemote: remote})
+	srv, err := console.New(console.Config{Admin: adm, Producer: prod, Title: title, AllowRemote: remote, TraceTopic: traceTopic})
 	if err != nil {
 		ln.Close()
 		return err

@@ -189,3 +189,65 @@ func fmtValue(v float64) string {
 	}
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
+
+// timelineChart draws trace steps on a time axis: one row per step, a
+// bar from its start for its cost (a mark when it has none), colored by
+// outcome, labelled with its kind, group and cost.
+func timelineChart(steps []traceStep) template.HTML {
+	const rowH, labelW = 26, 300
+	h := padTop + rowH*max(len(steps), 1) + padBottom
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="chart timeline" role="img" aria-label="trace timeline" viewBox="0 0 %d %d" width="%d" height="%d" xmlns="http://www.w3.org/2000/svg">`,
+		chartW, h, chartW, h)
+	if len(steps) == 0 {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" font-size="11" fill="#555" class="empty">no trace records</text></svg>`, chartW/2, padTop+16)
+		return template.HTML(b.String())
+	}
+	t0, t1 := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, s := range steps {
+		t0 = min(t0, s.At)
+		t1 = max(t1, s.At+int64(max(s.Cost, 0)))
+	}
+	span := max(t1-t0, 1)
+	x0, x1 := float64(labelW), float64(chartW-padR)
+	xOf := func(t int64) float64 { return x0 + float64(t-t0)/float64(span)*(x1-x0) }
+	// The axis: offsets from the first step in ms.
+	tick := niceStep(float64(span) / 5)
+	y0 := h - padBottom
+	b.WriteString(`<g class="axis" font-size="11" fill="#555">`)
+	fmt.Fprintf(&b, `<line x1="%.0f" y1="%d" x2="%.0f" y2="%d" stroke="#888"/>`, x0, y0, x1, y0)
+	for v := 0.0; v <= float64(span)+tick/2; v += tick {
+		x := x0 + v/float64(span)*(x1-x0)
+		if x > x1+0.5 {
+			break
+		}
+		fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#e5e5e5"/>`, x, padTop, x, y0+4)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle" class="x-label">+%s ms</text>`, x, y0+16, fmtValue(v))
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="18" class="x-label">%s</text></g>`, x0, time.UnixMilli(t0).Format("2006-01-02 15:04:05.000"))
+	for i, s := range steps {
+		y := padTop + i*rowH
+		color := "#239b56"
+		switch s.Status {
+		case "success", "COMMIT_MESSAGE":
+		case "consuming", "UNKNOW":
+			color = "#d68910"
+		default:
+			color = "#c0392b"
+		}
+		label := s.Kind + " " + s.Group
+		if s.HasCost {
+			label += " · " + strconv.Itoa(s.Cost) + " ms"
+		}
+		fmt.Fprintf(&b, `<g class="step" data-kind="%s"><text x="%d" y="%d" text-anchor="end" font-size="12">%s</text>`,
+			s.Kind, labelW-8, y+16, template.HTMLEscapeString(label))
+		w := 3.0
+		if s.HasCost {
+			w = max(3, float64(s.Cost)/float64(span)*(x1-x0))
+		}
+		fmt.Fprintf(&b, `<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s</title></rect></g>`,
+			xOf(s.At), y+5, w, rowH-10, color, template.HTMLEscapeString(s.Status))
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}

@@ -43,6 +43,10 @@ type Config struct {
 	// without it the form says the console cannot send. The console never
 	// shuts it down.
 	Producer *producer.Producer
+	// TraceTopic is the topic the trace page reads message traces from
+	// (RMQ_SYS_TRACE_TOPIC when empty), as the producers' and consumers'
+	// WithTrace option names it; the page can ask another.
+	TraceTopic string
 	// AllowRemote serves requests from, and listening on, addresses other
 	// than loopback. Off, a request whose peer or Host is not loopback is
 	// refused with 403.
@@ -95,6 +99,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /messages", s.page(s.messages))
 	m.HandleFunc("GET /messages/view", s.page(s.messageView))
 	m.HandleFunc("GET /producers", s.page(s.producers))
+	m.HandleFunc("GET /trace", s.page(s.traceView))
 	m.HandleFunc("GET /api/stats", s.apiStats)
 	m.HandleFunc("GET /api/groups/{group}/lag", s.apiLag)
 	m.HandleFunc("POST /topics", s.action(s.createTopic))
