@@ -27,13 +27,17 @@ import (
 func TestPages(t *testing.T) {
 	e := start(t)
 	for _, path := range []string{"/", "/topics", "/topics/TopicTest", "/groups", "/groups/g1", "/messages",
-		"/messages?by=key&topic=TopicTest&key=none", "/producers", "/producers?group=pg&topic=TopicTest"} {
+		"/messages?by=key&topic=TopicTest&key=none", "/producers", "/producers?group=pg&topic=TopicTest",
+		"/dashboard", "/trace", "/trace?by=key&key=none", "/groups/g1/dlq", "/topics?kind=system", "/groups?kind=system&sort=lag"} {
 		resp, err := e.cli.Get(e.http.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := readPage(t, resp)
-		for _, id := range []string{"nav-cluster", "nav-topics", "nav-groups", "nav-messages"} {
+		if ok := map[string]bool{"/dashboard": true, "/trace": true, "/groups/g1/dlq": true, "/topics?kind=system": true, "/groups?kind=system&sort=lag": true}; ok[path] && p.status != http.StatusOK {
+			t.Errorf("%s: %d %s", path, p.status, errorText(p.body))
+		}
+		for _, id := range []string{"nav-dashboard", "nav-cluster", "nav-topics", "nav-groups", "nav-messages", "nav-trace"} {
 			if !strings.Contains(p.body, `id="`+id+`"`) {
 				t.Errorf("%s: no a#%s", path, id)
 			}

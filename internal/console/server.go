@@ -47,6 +47,10 @@ type Config struct {
 	// (RMQ_SYS_TRACE_TOPIC when empty), as the producers' and consumers'
 	// WithTrace option names it; the page can ask another.
 	TraceTopic string
+	// DashboardSample is how often the dashboard counts each topic's
+	// messages while it is open (one TopicStats call per topic); 1 minute
+	// when zero.
+	DashboardSample time.Duration
 	// AllowRemote serves requests from, and listening on, addresses other
 	// than loopback. Off, a request whose peer or Host is not loopback is
 	// refused with 403.
@@ -65,7 +69,10 @@ type Server struct {
 	tmpl  map[string]*template.Template
 	cache *cache
 	hist  *history
+	dash  *dashboard
 	now   func() time.Time
+
+	sampleEvery time.Duration
 }
 
 // New returns a console serving cfg.Admin.
@@ -84,7 +91,11 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, tmpl: tmpl, cache: newCache(), hist: newHistory(), now: time.Now}
+	s := &Server{cfg: cfg, log: log, tmpl: tmpl, cache: newCache(), hist: newHistory(), dash: &dashboard{}, now: time.Now,
+		sampleEvery: cfg.DashboardSample}
+	if s.sampleEvery <= 0 {
+		s.sampleEvery = time.Minute
+	}
 	s.routes()
 	return s, nil
 }
@@ -100,6 +111,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /messages/view", s.page(s.messageView))
 	m.HandleFunc("GET /producers", s.page(s.producers))
 	m.HandleFunc("GET /trace", s.page(s.traceView))
+	m.HandleFunc("GET /dashboard", s.page(s.dashboardPage))
+	m.HandleFunc("GET /api/dashboard", s.apiDashboard)
 	m.HandleFunc("GET /api/stats", s.apiStats)
 	m.HandleFunc("GET /api/groups/{group}/lag", s.apiLag)
 	m.HandleFunc("POST /topics", s.action(s.createTopic))

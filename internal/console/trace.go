@@ -83,6 +83,9 @@ func (s *Server) traceView(ctx context.Context, r *http.Request, v *view) {
 	if errors.Is(err, remoting.ErrQueryNotFound) {
 		err = nil
 	}
+	if errors.Is(err, rocketmq.ErrNoRoute) || errors.Is(err, remoting.ErrTopicNotExist) {
+		err = fmt.Errorf("%w (no client has traced to it: tracing is on with a broker's traceTopicEnable and the clients' WithTrace)", err)
+	}
 	if err != nil {
 		s.fail(v, err)
 		return

@@ -59,6 +59,34 @@
     });
   }
 
+  var dash = document.getElementById("dash-tps-chart");
+  if (dash && dash.dataset.src) {
+    var top = document.getElementById("dash-top-chart");
+    var table = document.querySelector("#top-topics tbody");
+    poll(dash.dataset.src, function (d) {
+      if (d.error) { return; }
+      setText("dash-put-tps", d.putTps.toFixed(2));
+      setText("dash-get-tps", d.getTps.toFixed(2));
+      draw(dash, d.tpsChart);
+      draw(top, d.topChart);
+      if (table) {
+        table.textContent = "";
+        (d.top || []).forEach(function (t) {
+          var tr = document.createElement("tr");
+          tr.dataset.topic = t.topic;
+          var a = document.createElement("a");
+          a.href = "/topics/" + encodeURIComponent(t.topic);
+          a.textContent = t.topic;
+          var td1 = document.createElement("td"), td2 = document.createElement("td");
+          td1.className = "topic"; td2.className = "messages";
+          td1.appendChild(a); td2.textContent = String(t.messages);
+          tr.appendChild(td1); tr.appendChild(td2);
+          table.appendChild(tr);
+        });
+      }
+    });
+  }
+
   var fmt = document.getElementById("body-format");
   var body = document.getElementById("body");
   if (fmt && body) {
