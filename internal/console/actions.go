@@ -32,7 +32,7 @@ func (s *Server) action(fn func(ctx context.Context, r *http.Request, v *view) s
 			http.Error(w, "rocketmq: missing or wrong CSRF token; reload the page and try again", http.StatusForbidden)
 			return
 		}
-		v := &view{Title: s.cfg.Title, CSRF: s.csrfToken(w, r)}
+		v := s.newView(w, r)
 		ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 		defer cancel()
 		if to := fn(ctx, r, v); to != "" && v.Error == "" {
@@ -418,7 +418,7 @@ func (s *Server) sendMessage(ctx context.Context, r *http.Request, v *view) stri
 		v.Error, v.status = "", 0
 		s.fail(v, err)
 	} else {
-		v.Notice = "sent " + res.MsgID
+		v.Notice = fmt.Sprintf(v.T("sent %s"), res.MsgID)
 	}
 	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -247,7 +248,7 @@ func (s *Server) dlqResend(ctx context.Context, r *http.Request, v *view) string
 			}
 			dp.Resent = append(dp.Resent, row)
 		}
-		v.Notice = strconv.Itoa(len(msgs)-failed) + " of " + strconv.Itoa(len(msgs)) + " dead letters sent again to " + rocketmq.RetryTopic(g)
+		v.Notice = fmt.Sprintf(v.T("%d of %d dead letters sent again to %s"), len(msgs)-failed, len(msgs), rocketmq.RetryTopic(g))
 	}
 	s.dlq(ctx, withPath(r, "group", g), v)
 	s.fail(v, err)

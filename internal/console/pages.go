@@ -42,7 +42,11 @@ type view struct {
 	Error  string
 	Notice string
 	Data   any
+	Lang   string // en or zh
+	User   string // the signed-in user when login is on
 	status int
+	path   string // the request's, for the language switch
+	query  string
 }
 
 func parseTemplates() (map[string]*template.Template, error) {
@@ -82,12 +86,24 @@ func fmtMillis(ms int64) string {
 // the template fn chose.
 func (s *Server) page(fn func(ctx context.Context, r *http.Request, v *view)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v := &view{Title: s.cfg.Title, CSRF: s.csrfToken(w, r)}
+		v := s.newView(w, r)
 		ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 		defer cancel()
 		fn(ctx, r, v)
 		s.render(w, v)
 	}
+}
+
+// newView starts a page's view: CSRF cookie, language, user.
+func (s *Server) newView(w http.ResponseWriter, r *http.Request) *view {
+	q := r.URL.Query()
+	q.Del("lang")
+	v := &view{Title: s.cfg.Title, CSRF: s.csrfToken(w, r), Lang: chooseLang(w, r), path: r.URL.Path, query: q.Encode()}
+	if r.Method != http.MethodGet {
+		v.query = ""
+	}
+	v.User = userOf(r)
+	return v
 }
 
 func (s *Server) render(w http.ResponseWriter, v *view) {
@@ -688,10 +704,10 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 		}
 	}
 	if r.URL.Query().Get("saved") != "" {
-		v.Notice = "saved the group's settings"
+		v.Notice = v.T("saved the group's settings")
 	}
 	if r.URL.Query().Get("skipped") != "" {
-		v.Notice = "skipped the accumulated messages: the offsets are at the end of each queue"
+		v.Notice = v.T("skipped the accumulated messages: the offsets are at the end of each queue")
 	}
 	s.fail(v, errLag)
 	if lag != nil {
@@ -706,7 +722,7 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 	}
 	switch {
 	case errors.Is(errCC, remoting.ErrConsumerNotOnline):
-		gp.Offline = "no live member"
+		gp.Offline = v.T("no live member")
 	case errCC != nil:
 		s.fail(v, errCC)
 	default:
@@ -1004,7 +1020,7 @@ func (s *Server) producers(ctx context.Context, r *http.Request, v *view) {
 	conns, err := s.cfg.Admin.ProducerConnection(ctx, pp.Group, pp.Topic)
 	if errors.Is(err, remoting.ErrSystemError) {
 		// The broker answers SYSTEM_ERROR for a group without producers.
-		v.Notice = "no live producer in group " + pp.Group
+		v.Notice = fmt.Sprintf(v.T("no live producer in group %s"), pp.Group)
 		err = nil
 	}
 	s.fail(v, err)
