@@ -254,8 +254,8 @@ var zh = map[string]string{
 
 	"saved the group's settings": "已保存消费组配置",
 	"skipped the accumulated messages: the offsets are at the end of each queue": "已跳过堆积消息:位点已在每个队列的末尾",
-	"sent %s":                               "已发送 %s",
+	"sent %s":                                "已发送 %s",
 	"%d of %d dead letters sent again to %s": "%[1]d / %[2]d 条死信已重新发送到 %[3]s",
-	"no live producer in group %s":          "消费组 %s 没有在线的生产者",
-	"no live member":                        "没有在线成员",
+	"no live producer in group %s":           "消费组 %s 没有在线的生产者",
+	"no live member":                         "没有在线成员",
 }
