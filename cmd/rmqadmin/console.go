@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 
 	"github.com/go-rocketmq/rocketmq/internal/console"
 	"github.com/go-rocketmq/rocketmq/producer"
@@ -18,13 +22,43 @@ var consoleCmd = &command{
 		remote := fs.Bool("allow-remote", false, "serve addresses other than loopback (anyone who reaches it can change the cluster)")
 		title := fs.String("title", "RocketMQ", "`title` of every page")
 		traceTopic := fs.String("trace-topic", "", "`topic` the trace page reads message traces from (default RMQ_SYS_TRACE_TOPIC)")
+		usersFile := fs.String("users", "", "users `file` turning login on: lines of name:hash, the hash from -hash-password")
+		hashPw := fs.Bool("hash-password", false, "read a password from standard input, print its hash for a -users file, and exit")
 		return func(ctx context.Context, a *app) error {
-			return serveConsole(ctx, a, *listen, *remote, *title, *traceTopic)
+			if *hashPw {
+				return printHash(a, os.Stdin, console.HashPassword)
+			}
+			var users *console.Users
+			if *usersFile != "" {
+				var err error
+				if users, err = console.LoadUsers(*usersFile); err != nil {
+					return usagef("-users: %v", err)
+				}
+			}
+			return serveConsole(ctx, a, *listen, *remote, *title, *traceTopic, users)
 		}
 	},
 }
 
-func serveConsole(ctx context.Context, a *app, listen string, remote bool, title, traceTopic string) error {
+// printHash reads one password line from in and prints its hash.
+func printHash(a *app, in io.Reader, hash func(string) (string, error)) error {
+	line, err := bufio.NewReader(io.LimitReader(in, 4096)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return err
+	}
+	pw := strings.TrimRight(line, "\r\n")
+	if pw == "" {
+		return usagef("-hash-password: no password on standard input")
+	}
+	h, err := hash(pw)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(a.out, h)
+	return nil
+}
+
+func serveConsole(ctx context.Context, a *app, listen string, remote bool, title, traceTopic string, users *console.Users) error {
 	ln, err := console.Listen(listen, remote)
 	if err != nil {
 		return usagef("-listen %s: %v", listen, err)
@@ -39,7 +73,7 @@ func serveConsole(ctx context.Context, a *app, listen string, remote bool, title
 		ln.Close()
 		return err
 	}
-	srv, err := console.New(console.Config{Admin: adm, Producer: prod, Title: title, AllowRemote: remote, TraceTopic: traceTopic})
+	srv, err := console.New(console.Config{Admin: adm, Producer: prod, Title: title, AllowRemote: remote, TraceTopic: traceTopic, Users: users})
 	if err != nil {
 		ln.Close()
 		return err

@@ -258,4 +258,10 @@ var zh = map[string]string{
 	"%d of %d dead letters sent again to %s": "%[1]d / %[2]d 条死信已重新发送到 %[3]s",
 	"no live producer in group %s":           "消费组 %s 没有在线的生产者",
 	"no live member":                         "没有在线成员",
+	"Sign in":                                "登录",
+	"User":                                   "用户名",
+	"Password":                               "密码",
+	"this console has no login":              "本控制台未开启登录",
+	"too many wrong passwords: wait 30 seconds": "密码错误次数过多:请等待 30 秒",
+	"wrong user or password":                    "用户名或密码错误",
 }

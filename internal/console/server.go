@@ -51,6 +51,12 @@ type Config struct {
 	// messages while it is open (one TopicStats call per topic); 1 minute
 	// when zero.
 	DashboardSample time.Duration
+	// Users, when set, turns login on: every page but the login form
+	// needs a session, got with a user and password of Users. Off, the
+	// console relies on being reachable from loopback only.
+	Users *Users
+	// SessionTTL is how long a login lasts; 12 hours when zero.
+	SessionTTL time.Duration
 	// AllowRemote serves requests from, and listening on, addresses other
 	// than loopback. Off, a request whose peer or Host is not loopback is
 	// refused with 403.
@@ -73,6 +79,9 @@ type Server struct {
 	now   func() time.Time
 
 	sampleEvery time.Duration
+	sessions    *sessions
+	sessionTTL  time.Duration
+	dummyHash   string // checked for an unknown user
 }
 
 // New returns a console serving cfg.Admin.
@@ -95,6 +104,15 @@ func New(cfg Config) (*Server, error) {
 		sampleEvery: cfg.DashboardSample}
 	if s.sampleEvery <= 0 {
 		s.sampleEvery = time.Minute
+	}
+	s.sessions, s.sessionTTL = newSessions(), cfg.SessionTTL
+	if s.sessionTTL <= 0 {
+		s.sessionTTL = defaultSession
+	}
+	if cfg.Users != nil {
+		if s.dummyHash, err = hashPassword("", cfg.Users.firstIterations()); err != nil {
+			return nil, err
+		}
 	}
 	s.routes()
 	return s, nil
@@ -127,6 +145,9 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /groups/{group}/dlq/export", s.dlqExport)
 	m.HandleFunc("POST /groups/{group}/dlq/resend", s.action(s.dlqResend))
 	m.HandleFunc("POST /messages/resend", s.action(s.resend))
+	m.HandleFunc("GET /login", s.page(s.loginForm))
+	m.HandleFunc("POST /login", s.login)
+	m.HandleFunc("POST /logout", s.action(s.logout))
 	m.HandleFunc("GET /static/console.js", s.static("assets/console.js", "text/javascript; charset=utf-8"))
 	m.HandleFunc("GET /static/console.css", s.static("assets/console.css", "text/css; charset=utf-8"))
 	s.mux = m
@@ -144,6 +165,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
 	h.Set("Cache-Control", "no-store")
+	r, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
