@@ -92,6 +92,9 @@ func lineChart(label string, series []chartSeries) template.HTML {
 				fmt.Fprintf(&b, "%.1f,%.1f", xOf(p[0]), yOf(p[1]))
 			}
 			b.WriteString(`"/>`)
+			// The newest point as a dot, so that a single point shows too.
+			p := s.Points[len(s.Points)-1]
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`, xOf(p[0]), yOf(p[1]), color)
 		}
 		last := "-"
 		if len(s.Points) > 0 {
