@@ -138,10 +138,7 @@ func barChart(label string, bars []bar) template.HTML {
 	width := float64(chartW - nameW - valueW)
 	for i, x := range bars {
 		y := padTop + i*rowH
-		name := x.Name
-		if r := []rune(name); len(r) > 36 {
-			name = string(r[:35]) + "…"
-		}
+		name := shorten(x.Name, 36)
 		fmt.Fprintf(&b, `<g class="bar" data-name="%s"><text x="%d" y="%d" text-anchor="end" font-size="12">%s</text>`,
 			template.HTMLEscapeString(x.Name), nameW-8, y+15, template.HTMLEscapeString(name))
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>`, nameW, y+3, math.Max(1, x.Value/vmax*width), rowH-6, chartColors[0])
@@ -238,7 +235,7 @@ func timelineChart(steps []traceStep) template.HTML {
 		default:
 			color = "#c0392b"
 		}
-		label := s.Kind + " " + s.Group
+		label := s.Kind + " " + shorten(s.Group, 24)
 		if s.HasCost {
 			label += " · " + strconv.Itoa(s.Cost) + " ms"
 		}
@@ -253,4 +250,12 @@ func timelineChart(steps []traceStep) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// shorten cuts s to n runes, marking the cut.
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
