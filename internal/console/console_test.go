@@ -185,6 +185,17 @@ func TestCSRF(t *testing.T) {
 	if p := readPage(t, resp); p.status != http.StatusForbidden {
 		t.Errorf("POST without the cookie: %d, want 403", p.status)
 	}
+	// Every form of the console checks the token.
+	for _, path := range []string{"/topics/TopicTest/send", "/topics/TopicTest/delete", "/groups/g1/config", "/groups/g1/skip",
+		"/groups/g1/reset", "/groups/g1/delete", "/groups/g1/dlq/resend", "/messages/resend", "/groups", "/login", "/logout"} {
+		resp, err := e.cli.PostForm(e.http.URL+path, url.Values{"csrf": {strings.Repeat("0", 32)}, "all": {"true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := readPage(t, resp); p.status != http.StatusForbidden {
+			t.Errorf("POST %s with a wrong token: %d, want 403", path, p.status)
+		}
+	}
 	if p := e.get(t, "/topics/"+topic+"/delete"); p.status != http.StatusMethodNotAllowed && p.status != http.StatusNotFound {
 		t.Errorf("GET of an action: %d", p.status)
 	}
