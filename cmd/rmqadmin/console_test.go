@@ -105,3 +105,19 @@ func TestConsoleListenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleHashPassword: -hash-password hashes the first line of its
+// input without the line end, and refuses an empty one.
+func TestConsoleHashPassword(t *testing.T) {
+	var out strings.Builder
+	fake := func(pw string) (string, error) { return "hash(" + pw + ")", nil }
+	if err := printHash(&app{out: &out}, strings.NewReader("pa ss\r\nnext\n"), fake); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "hash(pa ss)\n" {
+		t.Fatalf("printed %q", out.String())
+	}
+	if err := printHash(&app{out: io.Discard}, strings.NewReader(""), fake); err == nil {
+		t.Error("an empty password hashed")
+	}
+}

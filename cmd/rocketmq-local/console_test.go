@@ -57,7 +57,7 @@ func TestConsoleFallback(t *testing.T) {
 	}
 	defer busy.Close()
 	log := slog.New(slog.DiscardHandler)
-	stop, bound, err := startConsole(busy.Addr().String(), "127.0.0.1:1", true, log)
+	stop, bound, err := startConsole(busy.Addr().String(), "127.0.0.1:1", true, log, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +65,10 @@ func TestConsoleFallback(t *testing.T) {
 	if bound == busy.Addr().String() || !strings.HasPrefix(bound, "127.0.0.1:") {
 		t.Fatalf("fallback bound %s", bound)
 	}
-	if _, _, err := startConsole(busy.Addr().String(), "127.0.0.1:1", false, log); err == nil {
+	if _, _, err := startConsole(busy.Addr().String(), "127.0.0.1:1", false, log, nil); err == nil {
 		t.Fatal("explicit busy port: no error")
 	}
-	if _, _, err := startConsole("0.0.0.0:0", "127.0.0.1:1", true, log); err == nil {
+	if _, _, err := startConsole("0.0.0.0:0", "127.0.0.1:1", true, log, nil); err == nil {
 		t.Fatal("non-loopback address: no error")
 	}
 }

@@ -273,7 +273,25 @@ func serveJavaConf(ctx context.Context, o options, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", b.Name(), b.Addr(), bcfg.StoreDir)
 	}
+	stopConsole := func() {}
+	if o.console != "off" && o.console != "" && len(bcfg.NameServers) > 0 {
+		aclFile := ""
+		if bcfg.AclEnable {
+			aclFile = bcfg.AclFile
+		}
+		cred, err := consoleACL(aclFile)
+		stop, addr := func() {}, ""
+		if err == nil {
+			stop, addr, err = startConsole(o.console, bcfg.NameServers[0], !o.explicit["console"], logger, cred)
+		}
+		if err != nil {
+			return errors.Join(err, closeAll())
+		}
+		stopConsole = stop
+		fmt.Fprintf(stdout, "console listening on %s (http://%s/)\n", addr, addr)
+	}
 	<-ctx.Done()
 	fmt.Fprintln(stdout, "shutting down")
+	stopConsole()
 	return closeAll()
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -288,5 +289,33 @@ func TestJavaConfBadValueStopsStart(t *testing.T) {
 	err := run([]string{"-c", p, "-data", dir, "-broker", "127.0.0.1:0"}, io.Discard, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "defaultTopicQueueNums") {
 		t.Fatalf("run: %v", err)
+	}
+}
+
+// A broker started from a broker.conf serves the console too, on the
+// cluster it registers with.
+func TestJavaConfConsole(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("testdata", "broker-a.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := writeFile(t, dir, "broker-a.conf", string(data))
+	ns, _ := startConf(t, 1, "-n", writeFile(t, dir, "namesrv.conf", "listenPort=9876\n"), "-namesrv", "127.0.0.1:0", "-console", "off")
+	addrs, _ := startConf(t, 2, "-c", conf, "-broker", "127.0.0.1:0",
+		"-data", filepath.Join(dir, "store"), "-namesrv-addr", ns["namesrv"], "-console", "127.0.0.1:0")
+	var body string
+	testutil.WaitFor(t, 20*time.Second, "the console's cluster page listing broker-a", func() bool {
+		resp, err := http.Get("http://" + addrs["console"] + "/")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		body = string(b)
+		return resp.StatusCode == http.StatusOK && strings.Contains(body, `data-broker="broker-a/0"`)
+	})
+	if !strings.Contains(body, "rocketmq-cluster") {
+		t.Errorf("cluster page without the file's cluster name")
 	}
 }

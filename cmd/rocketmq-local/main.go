@@ -314,10 +314,10 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) (err error)
 	}
 	stopConsole := func() {}
 	if o.console != "off" && o.console != "" {
-		aclOpts, err := consoleACL(o.aclFile)
+		cred, err := consoleACL(o.aclFile)
 		stop, addr := func() {}, ""
 		if err == nil {
-			stop, addr, err = startConsole(o.console, c.NameServerAddr(), !o.explicit["console"], logger, aclOpts...)
+			stop, addr, err = startConsole(o.console, c.NameServerAddr(), !o.explicit["console"], logger, cred)
 		}
 		if err != nil {
 			stopMetrics()

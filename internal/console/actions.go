@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/producer"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -30,7 +32,7 @@ func (s *Server) action(fn func(ctx context.Context, r *http.Request, v *view) s
 			http.Error(w, "rocketmq: missing or wrong CSRF token; reload the page and try again", http.StatusForbidden)
 			return
 		}
-		v := &view{Title: s.cfg.Title, CSRF: s.csrfToken(w, r)}
+		v := s.newView(w, r)
 		ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 		defer cancel()
 		if to := fn(ctx, r, v); to != "" && v.Error == "" {
@@ -102,7 +104,11 @@ func (s *Server) createTopic(ctx context.Context, r *http.Request, v *view) stri
 			return err
 		}
 		tc := admin.TopicConfig{Name: t, ReadQueues: int32(queues), WriteQueues: int32(queues), Perm: int32(perm), Order: formBool(r, "order")}
-		return s.cfg.Admin.CreateTopicInCluster(ctx, c, tc)
+		if err := s.cfg.Admin.CreateTopicInCluster(ctx, c, tc); err != nil {
+			return err
+		}
+		s.awaitRoute(ctx, t)
+		return nil
 	}()
 	s.cache.invalidate()
 	if err != nil {
@@ -113,6 +119,29 @@ func (s *Server) createTopic(ctx context.Context, r *http.Request, v *view) stri
 	}
 	return "/topics/" + url.PathEscape(t)
 }
+
+// awaitRoute waits up to routeWait for the NameServer to serve a route of
+// topic: a broker registers a new topic after answering the create, and
+// the topic page the create leads to reads the route.
+func (s *Server) awaitRoute(ctx context.Context, topic string) {
+	ctx, cancel := context.WithTimeout(ctx, routeWait)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if r, err := s.cfg.Admin.TopicRoute(ctx, topic); err == nil && len(r.QueueDatas) > 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// routeWait bounds awaitRoute.
+const routeWait = 5 * time.Second
 
 func (s *Server) deleteTopic(ctx context.Context, r *http.Request, v *view) string {
 	t := r.PathValue("topic")
@@ -196,6 +225,108 @@ func (s *Server) resetOffset(ctx context.Context, r *http.Request, v *view) stri
 	return "/groups/" + url.PathEscape(g)
 }
 
+// skipAccumulated is POST /groups/{group}/skip: the committed offsets of
+// every topic the group has offsets on, its retry topic included, move to
+// the end of each queue (rocketmq-dashboard's "skip accumulate").
+func (s *Server) skipAccumulated(ctx context.Context, r *http.Request, v *view) string {
+	g := r.PathValue("group")
+	err := rocketmq.ValidateGroup(g)
+	var cs *admin.ConsumeStats
+	if err == nil {
+		cs, err = s.cfg.Admin.ConsumeStats(ctx, g, "")
+	}
+	if err == nil {
+		topics := map[string]bool{}
+		for mq := range cs.Queues {
+			topics[mq.Topic] = true
+		}
+		if len(topics) == 0 {
+			err = badInput("group %s has no committed offsets to skip from", g)
+		}
+		for t := range topics {
+			if _, err = s.cfg.Admin.ResetOffsetByTime(ctx, g, t, time.Time{}, true); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		s.group(ctx, withPath(r, "group", g), v)
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+		return ""
+	}
+	return "/groups/" + url.PathEscape(g) + "?skipped=1"
+}
+
+// updateGroupConfig is POST /groups/{group}/config: the subscription group
+// settings updateSubGroup sets (consume enable, from min, broadcast, retry
+// queues, retry max times, broker id, which broker when slow, notify on
+// changes), written to every master of a cluster. Settings the form does
+// not show keep the values the first broker has.
+func (s *Server) updateGroupConfig(ctx context.Context, r *http.Request, v *view) string {
+	g := r.PathValue("group")
+	err := func() error {
+		if err := rocketmq.ValidateGroup(g); err != nil {
+			return err
+		}
+		gc := admin.NewGroupConfig(g)
+		for _, c := range s.groupConfigs(ctx, g) {
+			if c.Has {
+				gc = c.Config
+				break
+			}
+		}
+		gc.GroupName = g
+		gc.ConsumeEnable = formBool(r, "consumeEnable")
+		gc.ConsumeFromMinEnable = formBool(r, "consumeFromMinEnable")
+		gc.ConsumeBroadcastEnable = formBool(r, "consumeBroadcastEnable")
+		gc.NotifyConsumerIdsChangedEnable = formBool(r, "notifyConsumerIdsChangedEnable")
+		for _, f := range []struct {
+			name     string
+			dst      *int32
+			min, max int
+		}{
+			{"retryQueueNums", &gc.RetryQueueNums, 0, 64},
+			{"retryMaxTimes", &gc.RetryMaxTimes, -1, 1000},
+		} {
+			n, err := formInt(r, f.name, int(*f.dst))
+			if err != nil {
+				return err
+			}
+			if n < f.min || n > f.max {
+				return badInput("%s %d out of range %d..%d", f.name, n, f.min, f.max)
+			}
+			*f.dst = int32(n)
+		}
+		for _, f := range []struct {
+			name string
+			dst  *int64
+		}{{"brokerId", &gc.BrokerID}, {"whichBrokerWhenConsumeSlowly", &gc.WhichBrokerWhenConsumeSlowly}} {
+			n, err := formInt(r, f.name, int(*f.dst))
+			if err != nil {
+				return err
+			}
+			if n < 0 || n > 1024 {
+				return badInput("%s %d out of range 0..1024", f.name, n)
+			}
+			*f.dst = int64(n)
+		}
+		c, err := s.clusterOf(ctx, r)
+		if err != nil {
+			return err
+		}
+		return s.cfg.Admin.CreateGroupInCluster(ctx, c, gc)
+	}()
+	s.cache.invalidate()
+	if err != nil {
+		s.group(ctx, withPath(r, "group", g), v)
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+		return ""
+	}
+	return "/groups/" + url.PathEscape(g) + "?saved=1"
+}
+
 type resendPage struct {
 	Topic, ID, Group, Client string
 	Result                   *remoting.ConsumeMessageDirectlyResult
@@ -227,4 +358,67 @@ func withPath(r *http.Request, name, value string) *http.Request {
 	r2.URL = &url.URL{Path: r.URL.Path}
 	r2.SetPathValue(name, value)
 	return r2
+}
+
+// sendForm is what the topic page's send form held.
+type sendForm struct {
+	Tag, Keys, Props, Body string
+}
+
+// maxProps bounds the user properties of a sent message.
+const maxProps = 64
+
+// sendMessage is POST /topics/{topic}/send: tag, keys (space-separated),
+// properties (one name=value a line) and body, sent through
+// Config.Producer; the topic page shows the result.
+func (s *Server) sendMessage(ctx context.Context, r *http.Request, v *view) string {
+	t := r.PathValue("topic")
+	f := sendForm{Tag: strings.TrimSpace(r.PostFormValue("tag")), Keys: r.PostFormValue("keys"),
+		Props: r.PostFormValue("props"), Body: r.PostFormValue("body")}
+	var res *rocketmq.SendResult
+	err := func() error {
+		if err := rocketmq.ValidateTopic(t); err != nil {
+			return err
+		}
+		if s.cfg.Producer == nil {
+			return badInput("this console has no producer to send with")
+		}
+		opts := []producer.MessageOption{}
+		if f.Tag != "" {
+			opts = append(opts, producer.Tag(f.Tag))
+		}
+		if k := strings.Fields(f.Keys); len(k) > 0 {
+			opts = append(opts, producer.Keys(k...))
+		}
+		n := 0
+		for line := range strings.Lines(f.Props) {
+			line = strings.TrimSpace(line)
+			if line == "" {
+				continue
+			}
+			k, val, ok := strings.Cut(line, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return badInput("property %q is not name=value", line)
+			}
+			if n++; n > maxProps {
+				return badInput("more than %d properties", maxProps)
+			}
+			opts = append(opts, producer.Property(strings.TrimSpace(k), strings.TrimSpace(val)))
+		}
+		m, err := producer.NewMessage(t, []byte(f.Body), opts...)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errBadInput, err)
+		}
+		res, err = s.cfg.Producer.Send(ctx, m)
+		return err
+	}()
+	v.Data = &topicPage{Send: f, Sent: res}
+	s.topic(ctx, withPath(r, "topic", t), v)
+	if err != nil {
+		v.Error, v.status = "", 0
+		s.fail(v, err)
+	} else {
+		v.Notice = fmt.Sprintf(v.T("sent %s"), res.MsgID)
+	}
+	return ""
 }

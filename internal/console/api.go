@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"html/template"
 	"net/http"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -15,7 +16,9 @@ type statsJSON struct {
 	Brokers []brokerTPS `json:"brokers"`
 	// History is [unix ms, put TPS ×100, get TPS ×100] of the last polls.
 	History [][3]int64 `json:"history"`
-	Error   string     `json:"error,omitempty"`
+	// Chart is the SVG of the history.
+	Chart template.HTML `json:"chart"`
+	Error string        `json:"error,omitempty"`
 }
 
 type brokerTPS struct {
@@ -52,6 +55,7 @@ func (s *Server) apiStats(w http.ResponseWriter, r *http.Request) {
 		out.Brokers = append(out.Brokers, brokerTPS{b.Name, b.Addr, b.PutTPS, b.GetTPS})
 	}
 	out.History = s.hist.add2("tps", now, int64(out.PutTPS*100), int64(out.GetTPS*100))
+	out.Chart = tpsChart(out.History)
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -70,4 +74,23 @@ func (s *Server) apiLag(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, l)
+}
+
+// tpsChart draws a [ms, put ×100, get ×100] history.
+func tpsChart(h [][3]int64) template.HTML {
+	put, get := chartSeries{Name: "Put TPS"}, chartSeries{Name: "Get TPS"}
+	for _, p := range h {
+		put.Points = append(put.Points, [2]float64{float64(p[0]), float64(p[1]) / 100})
+		get.Points = append(get.Points, [2]float64{float64(p[0]), float64(p[2]) / 100})
+	}
+	return lineChart("Put and get TPS", []chartSeries{put, get})
+}
+
+// lagChart draws a [ms, lag] history.
+func lagChart(h [][2]int64) template.HTML {
+	lag := chartSeries{Name: "Lag"}
+	for _, p := range h {
+		lag.Points = append(lag.Points, [2]float64{float64(p[0]), float64(p[1])})
+	}
+	return lineChart("Lag", []chartSeries{lag})
 }

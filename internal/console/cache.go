@@ -37,6 +37,13 @@ func (c *cache) invalidate() {
 	c.mu.Unlock()
 }
 
+// drop forgets one list.
+func (c *cache) drop(key string) {
+	c.mu.Lock()
+	delete(c.entries, key)
+	c.mu.Unlock()
+}
+
 func (c *cache) get(ctx context.Context, key string, load func(context.Context) ([]string, error)) ([]string, error) {
 	c.mu.Lock()
 	e := c.entries[key]

@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/admin"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/producer"
@@ -25,13 +27,17 @@ import (
 func TestPages(t *testing.T) {
 	e := start(t)
 	for _, path := range []string{"/", "/topics", "/topics/TopicTest", "/groups", "/groups/g1", "/messages",
-		"/messages?by=key&topic=TopicTest&key=none", "/producers", "/producers?group=pg&topic=TopicTest"} {
+		"/messages?by=key&topic=TopicTest&key=none", "/producers", "/producers?group=pg&topic=TopicTest",
+		"/dashboard", "/trace", "/trace?by=key&key=none", "/groups/g1/dlq", "/topics?kind=system", "/groups?kind=system&sort=lag"} {
 		resp, err := e.cli.Get(e.http.URL + path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := readPage(t, resp)
-		for _, id := range []string{"nav-cluster", "nav-topics", "nav-groups", "nav-messages"} {
+		if ok := map[string]bool{"/dashboard": true, "/trace": true, "/groups/g1/dlq": true, "/topics?kind=system": true, "/groups?kind=system&sort=lag": true}; ok[path] && p.status != http.StatusOK {
+			t.Errorf("%s: %d %s", path, p.status, errorText(p.body))
+		}
+		for _, id := range []string{"nav-dashboard", "nav-cluster", "nav-topics", "nav-groups", "nav-messages", "nav-trace"} {
 			if !strings.Contains(p.body, `id="`+id+`"`) {
 				t.Errorf("%s: no a#%s", path, id)
 			}
@@ -178,6 +184,17 @@ func TestCSRF(t *testing.T) {
 	}
 	if p := readPage(t, resp); p.status != http.StatusForbidden {
 		t.Errorf("POST without the cookie: %d, want 403", p.status)
+	}
+	// Every form of the console checks the token.
+	for _, path := range []string{"/topics/TopicTest/send", "/topics/TopicTest/delete", "/groups/g1/config", "/groups/g1/skip",
+		"/groups/g1/reset", "/groups/g1/delete", "/groups/g1/dlq/resend", "/messages/resend", "/groups", "/login", "/logout"} {
+		resp, err := e.cli.PostForm(e.http.URL+path, url.Values{"csrf": {strings.Repeat("0", 32)}, "all": {"true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := readPage(t, resp); p.status != http.StatusForbidden {
+			t.Errorf("POST %s with a wrong token: %d, want 403", path, p.status)
+		}
 	}
 	if p := e.get(t, "/topics/"+topic+"/delete"); p.status != http.StatusMethodNotAllowed && p.status != http.StatusNotFound {
 		t.Errorf("GET of an action: %d", p.status)
@@ -483,6 +500,12 @@ func TestStatsJSON(t *testing.T) {
 	if len(s.Brokers) != 1 || s.Brokers[0].Name != "broker-a" || len(s.History) != 3 || s.Time == 0 {
 		t.Fatalf("stats %+v", s)
 	}
+	if !strings.HasPrefix(string(s.Chart), "<svg") || !strings.Contains(string(s.Chart), "Put TPS") {
+		t.Errorf("stats chart %q", s.Chart)
+	}
+	if p := e.get(t, "/"); !strings.Contains(p.body, `<div id="tps-chart" class="chart-box" data-src="/api/stats"><svg`) {
+		t.Error("cluster page without the chart")
+	}
 }
 
 // TestACL: with ACL on, a console signing as an ordinary account shows
@@ -519,6 +542,8 @@ func TestParseTime(t *testing.T) {
 		{"", time.Time{}, false},
 		{"2024-05-06T07:08:09", local, false},
 		{"2024-05-06T07:08", local.Add(-9 * time.Second), false},
+		{"2024-05-06 07:08:09", local, false},
+		{"2024-05-06 07:08", local.Add(-9 * time.Second), false},
 		{"1714979289000", time.UnixMilli(1714979289000), false},
 		{"yesterday", time.Time{}, true},
 	}
@@ -526,6 +551,15 @@ func TestParseTime(t *testing.T) {
 		got, err := parseTime(c.in, time.Now())
 		if (err != nil) != c.err || !got.Equal(c.want) {
 			t.Errorf("parseTime(%q) = %v, %v", c.in, got, err)
+		}
+	}
+}
+
+func TestInputTime(t *testing.T) {
+	ms := time.Date(2024, 5, 6, 7, 8, 9, 0, time.Local).UnixMilli()
+	for in, want := range map[string]string{"": "", "2024-05-06 07:08:09": "2024-05-06T07:08:09", strconv.FormatInt(ms, 10): "2024-05-06T07:08:09", "junk": "junk"} {
+		if got := inputTime(in); got != want {
+			t.Errorf("inputTime(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -577,5 +611,257 @@ func TestHistoryBounded(t *testing.T) {
 	}
 	if len(h.series) != historySeries {
 		t.Fatalf("%d series kept", len(h.series))
+	}
+}
+
+// TestUnknownGroup: a group no broker knows is a 404 with the error
+// banner and no forms; a group created through the form is a 200 before
+// any member has joined or committed.
+func TestUnknownGroup(t *testing.T) {
+	e := start(t)
+	p := e.get(t, "/groups/NoSuchGroup")
+	if p.status != http.StatusNotFound || !strings.Contains(errorText(p.body), "NoSuchGroup") {
+		t.Fatalf("unknown group: %d, error %q", p.status, errorText(p.body))
+	}
+	for _, id := range []string{"lag-total", "delete-group", "reset-offset"} {
+		if strings.Contains(p.body, `id="`+id+`"`) {
+			t.Errorf("unknown group page has #%s", id)
+		}
+	}
+	g := name(t, "ng")
+	if c := e.post(t, "/groups", url.Values{"group": {g}}); c.status != http.StatusOK || c.url != "/groups/"+g {
+		t.Fatalf("create group: %d at %s: %s", c.status, c.url, errorText(c.body))
+	}
+	if p := e.get(t, "/groups/"+g); p.status != http.StatusOK || errorText(p.body) != "" || !strings.Contains(p.body, `id="lag-total"`) {
+		t.Fatalf("new group: %d, error %q", p.status, errorText(p.body))
+	}
+}
+
+// TestSendMessage: the topic page's form sends a message with its tag,
+// keys, properties and body and shows the result; a bad property line or
+// a console without a producer is a 400 and sends nothing.
+func TestSendMessage(t *testing.T) {
+	e := start(t)
+	topic := name(t, "ST")
+	e.createTopic(t, topic, 2)
+	if p := e.post(t, "/topics/"+topic+"/send", url.Values{"body": {"x"}}); p.status != http.StatusBadRequest || !strings.Contains(errorText(p.body), "no producer") {
+		t.Errorf("send without a producer: %d %q", p.status, errorText(p.body))
+	}
+	pr, err := newProducer(e, "pg_"+topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Shutdown(ctxT(t))
+	e.serve(t, Config{Admin: e.adm, Producer: pr})
+	if p := e.get(t, "/topics/"+topic); !strings.Contains(p.body, `id="send-message"`) {
+		t.Fatal("no send form")
+	}
+	p := e.post(t, "/topics/"+topic+"/send", url.Values{"tag": {"TagS"}, "keys": {"k1 k2"}, "props": {"color=red\r\n\r\n size = 3 \n"}, "body": {"hello body"}})
+	st, _ := byID(p.body, "td", "send-status")
+	if p.status != http.StatusOK || st != "SEND_OK" {
+		t.Fatalf("send: %d, status %q, error %q", p.status, st, errorText(p.body))
+	}
+	idCell, _ := byID(p.body, "td", "send-msgid")
+	id := regexp.MustCompile(`>([0-9A-F]{32})<`).FindStringSubmatch(idCell)
+	if id == nil {
+		t.Fatalf("no message id in %q", idCell)
+	}
+	m, err := e.adm.ViewMessage(ctxT(t), topic, id[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Body) != "hello body" || m.Tag() != "TagS" || strings.Join(m.Keys(), " ") != "k1 k2" || m.Properties["color"] != "red" || m.Properties["size"] != "3" {
+		t.Errorf("sent %q tag %q keys %v props %v", m.Body, m.Tag(), m.Keys(), m.Properties)
+	}
+	before, _ := e.adm.TopicStats(ctxT(t), topic)
+	if p := e.post(t, "/topics/"+topic+"/send", url.Values{"props": {"novalue"}, "body": {"x"}}); p.status != http.StatusBadRequest || !strings.Contains(errorText(p.body), "name=value") {
+		t.Errorf("bad property: %d %q", p.status, errorText(p.body))
+	} else if !strings.Contains(p.body, ">novalue</textarea>") {
+		t.Error("the form lost what was typed")
+	}
+	after, _ := e.adm.TopicStats(ctxT(t), topic)
+	var nb, na int64
+	for mq, o := range before {
+		nb += o.MaxOffset
+		na += after[mq].MaxOffset
+	}
+	if na != nb {
+		t.Errorf("a refused send stored a message: %d → %d", nb, na)
+	}
+}
+
+// TestSkipAccumulated: skipping moves a group's offsets to the end, so its
+// lag is 0 and nothing older is consumed; a group without offsets is a 400.
+func TestSkipAccumulated(t *testing.T) {
+	e := start(t)
+	topic, group := name(t, "SK"), name(t, "sk")
+	e.createTopic(t, topic, 2)
+	e.send(t, topic, "pg_"+topic, 3)
+	var n atomic.Int64
+	stop := e.consume(t, group, topic, &n)
+	ctx := ctxT(t)
+	testutil.WaitFor(t, wait, "3 consumed and committed", func() bool {
+		cs, err := e.adm.ConsumeStats(ctx, group, topic)
+		return n.Load() >= 3 && err == nil && cs.Lag() == 0
+	})
+	stop()
+	testutil.WaitFor(t, wait, "the member gone", func() bool {
+		_, err := e.adm.ConsumerConnection(ctx, group)
+		return errors.Is(err, remoting.ErrConsumerNotOnline)
+	})
+	e.send(t, topic, "pg_"+topic, 7)
+	if p := e.get(t, "/groups/"+group); !strings.Contains(p.body, `data-confirm="Skip the 7 accumulated messages`) {
+		t.Fatalf("skip form without a confirmation naming the lag: %s", p.body)
+	}
+	p := e.post(t, "/groups/"+group+"/skip", url.Values{})
+	if p.status != http.StatusOK || p.url != "/groups/"+group {
+		t.Fatalf("skip: %d at %s: %s", p.status, p.url, errorText(p.body))
+	}
+	if lag, _ := byID(p.body, "span", "lag-total"); lag != "0" {
+		t.Errorf("lag %q after the skip", lag)
+	}
+	cs, err := e.adm.ConsumeStats(ctx, group, topic)
+	if err != nil || cs.Lag() != 0 {
+		t.Fatalf("lag after the skip: %v %v", cs, err)
+	}
+	for mq, w := range cs.Queues {
+		if w.ConsumerOffset != w.BrokerOffset {
+			t.Errorf("%v: consumer offset %d, broker offset %d", mq, w.ConsumerOffset, w.BrokerOffset)
+		}
+	}
+	g2 := name(t, "sk2")
+	e.post(t, "/groups", url.Values{"group": {g2}})
+	if p := e.post(t, "/groups/"+g2+"/skip", url.Values{}); p.status != http.StatusBadRequest || !strings.Contains(errorText(p.body), "no committed offsets") {
+		t.Errorf("skip of a group without offsets: %d %q", p.status, errorText(p.body))
+	}
+}
+
+// TestGroupSettings: the group page shows the group's config per broker
+// and its form changes it as updateSubGroup does; a bad number is a 400
+// and changes nothing.
+func TestGroupSettings(t *testing.T) {
+	e := start(t)
+	g := name(t, "gs")
+	e.post(t, "/groups", url.Values{"group": {g}})
+	p := e.get(t, "/groups/"+g)
+	if v, _ := cell(p.body, "data-broker", "broker-a", "retry-max"); v != "16" {
+		t.Fatalf("retry max times %q, want the default 16", v)
+	}
+	if !strings.Contains(p.body, `name="consumeEnable" type="checkbox" value="true" checked`) {
+		t.Error("settings form does not start from the config")
+	}
+	form := url.Values{"consumeEnable": {"true"}, "retryQueueNums": {"2"}, "retryMaxTimes": {"3"}, "whichBrokerWhenConsumeSlowly": {"1"}}
+	p = e.post(t, "/groups/"+g+"/config", form)
+	if p.status != http.StatusOK || !strings.Contains(p.body, "saved the group") {
+		t.Fatalf("save: %d %q", p.status, errorText(p.body))
+	}
+	gs, err := e.adm.Groups(ctxT(t), e.c.BrokerAddr("broker-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc := gs[g]
+	if !gc.ConsumeEnable || gc.ConsumeBroadcastEnable || gc.ConsumeFromMinEnable || gc.RetryQueueNums != 2 || gc.RetryMaxTimes != 3 || gc.WhichBrokerWhenConsumeSlowly != 1 {
+		t.Errorf("config after the save %+v", gc)
+	}
+	if v, _ := cell(p.body, "data-broker", "broker-a", "broadcast"); v != "false" {
+		t.Errorf("page shows broadcast %q", v)
+	}
+	if p := e.post(t, "/groups/"+g+"/config", url.Values{"retryMaxTimes": {"x"}}); p.status != http.StatusBadRequest {
+		t.Errorf("bad number: %d", p.status)
+	}
+	if p := e.post(t, "/groups/"+g+"/config", url.Values{"retryQueueNums": {"999"}}); p.status != http.StatusBadRequest || !strings.Contains(errorText(p.body), "out of range") {
+		t.Errorf("retry queues 999: %d %q", p.status, errorText(p.body))
+	}
+	if gs, _ := e.adm.Groups(ctxT(t), e.c.BrokerAddr("broker-a")); gs[g].RetryMaxTimes != 3 {
+		t.Errorf("a refused save changed the config: %+v", gs[g])
+	}
+}
+
+// TestListKinds: the topic list filters normal, retry, dead-letter and
+// system topics; the group list keeps system groups on their own tab and
+// shows each group's lag, sortable by it.
+func TestListKinds(t *testing.T) {
+	e := start(t)
+	topic, hi, lo := name(t, "KT"), name(t, "khi"), name(t, "klo")
+	e.createTopic(t, topic, 1)
+	e.send(t, topic, "pg_"+topic, 5)
+	ctx := ctxT(t)
+	for _, g := range []string{hi, lo} {
+		var n atomic.Int64
+		stop := e.consume(t, g, topic, &n)
+		testutil.WaitFor(t, wait, g+" consumed and committed", func() bool {
+			cs, err := e.adm.ConsumeStats(ctx, g, topic)
+			return n.Load() >= 5 && err == nil && cs.Lag() == 0
+		})
+		stop()
+	}
+	testutil.WaitFor(t, wait, "the members gone", func() bool {
+		_, err1 := e.adm.ConsumerConnection(ctx, hi)
+		_, err2 := e.adm.ConsumerConnection(ctx, lo)
+		return errors.Is(err1, remoting.ErrConsumerNotOnline) && errors.Is(err2, remoting.ErrConsumerNotOnline)
+	})
+	if _, err := e.adm.ResetOffsetByTime(ctx, hi, topic, time.UnixMilli(1), true); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.cache.invalidate()
+
+	has := func(p page, attr, name string) bool { return strings.Contains(p.body, `<tr `+attr+`="`+name+`">`) }
+	cases := []struct {
+		kind    string
+		in, out []string
+	}{
+		{"", []string{topic, "%RETRY%" + hi, rocketmq.TopicAutoCreate}, nil},
+		{"normal", []string{topic}, []string{"%RETRY%" + hi, rocketmq.TopicAutoCreate}},
+		{"retry", []string{"%RETRY%" + hi, "%RETRY%" + lo}, []string{topic}},
+		{"system", []string{rocketmq.TopicAutoCreate}, []string{topic, "%RETRY%" + hi}},
+		{"dlq", nil, []string{topic, "%RETRY%" + hi}},
+	}
+	for _, c := range cases {
+		p := e.get(t, "/topics?kind="+c.kind)
+		for _, n := range c.in {
+			if !has(p, "data-topic", n) {
+				t.Errorf("kind %q: %s not listed", c.kind, n)
+			}
+		}
+		for _, n := range c.out {
+			if has(p, "data-topic", n) {
+				t.Errorf("kind %q: %s listed", c.kind, n)
+			}
+		}
+	}
+	if k, _ := cell(e.get(t, "/topics").body, "data-topic", "%RETRY%"+hi, "kind"); k != "retry" {
+		t.Errorf("retry topic's kind %q", k)
+	}
+
+	p := e.get(t, "/groups")
+	if !has(p, "data-group", hi) || has(p, "data-group", "TOOLS_CONSUMER") {
+		t.Errorf("default group list: %s listed %v, TOOLS_CONSUMER listed %v", hi, has(p, "data-group", hi), has(p, "data-group", "TOOLS_CONSUMER"))
+	}
+	if v, _ := cell(p.body, "data-group", hi, "lag"); v != "5" {
+		t.Errorf("lag of %s %q, want 5", hi, v)
+	}
+	if v, _ := cell(p.body, "data-group", lo, "lag"); v != "0" {
+		t.Errorf("lag of %s %q, want 0", lo, v)
+	}
+	if s := e.get(t, "/groups?kind=system"); !has(s, "data-group", "TOOLS_CONSUMER") || has(s, "data-group", hi) {
+		t.Error("system tab does not list TOOLS_CONSUMER alone")
+	}
+	order := func(p page) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`<tr data-group="([^"]+)">`).FindAllStringSubmatch(p.body, -1) {
+			if m[1] == hi || m[1] == lo {
+				out = append(out, m[1])
+			}
+		}
+		return out
+	}
+	if o := order(e.get(t, "/groups?sort=lag&dir=desc")); len(o) != 2 || o[0] != hi {
+		t.Errorf("by lag, descending: %v", o)
+	}
+	if o := order(e.get(t, "/groups?sort=lag&dir=asc")); len(o) != 2 || o[0] != lo {
+		t.Errorf("by lag, ascending: %v", o)
+	}
+	if p := e.get(t, "/groups?sort=lag&dir=desc"); !strings.Contains(p.body, `id="sort-lag" href="/groups?dir=asc&amp;sort=lag"`) {
+		t.Errorf("the lag header does not flip the order: %s", p.body)
 	}
 }

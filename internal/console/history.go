@@ -66,3 +66,13 @@ func (h *history) add(key string, now time.Time, v int64) [][2]int64 {
 func (h *history) add2(key string, now time.Time, a, b int64) [][3]int64 {
 	return h.push(key, [3]int64{now.UnixMilli(), a, b}, now)
 }
+
+// get returns a series without adding to it.
+func (h *history) get(key string) [][3]int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s := h.series[key]; s != nil {
+		return append([][3]int64(nil), s.pts...)
+	}
+	return nil
+}

@@ -42,12 +42,17 @@ type view struct {
 	Error  string
 	Notice string
 	Data   any
+	Lang   string // en or zh
+	User   string // the signed-in user when login is on
 	status int
+	path   string // the request's, for the language switch
+	query  string
 }
 
 func parseTemplates() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"ms":          fmtMillis,
+		"inputTime":   inputTime,
 		"pathEscape":  url.PathEscape,
 		"queryEscape": url.QueryEscape,
 	}
@@ -81,12 +86,24 @@ func fmtMillis(ms int64) string {
 // the template fn chose.
 func (s *Server) page(fn func(ctx context.Context, r *http.Request, v *view)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v := &view{Title: s.cfg.Title, CSRF: s.csrfToken(w, r)}
+		v := s.newView(w, r)
 		ctx, cancel := context.WithTimeout(r.Context(), callTimeout)
 		defer cancel()
 		fn(ctx, r, v)
 		s.render(w, v)
 	}
+}
+
+// newView starts a page's view: CSRF cookie, language, user.
+func (s *Server) newView(w http.ResponseWriter, r *http.Request) *view {
+	q := r.URL.Query()
+	q.Del("lang")
+	v := &view{Title: s.cfg.Title, CSRF: s.csrfToken(w, r), Lang: chooseLang(w, r), path: r.URL.Path, query: q.Encode()}
+	if r.Method != http.MethodGet {
+		v.query = ""
+	}
+	v.User = userOf(r)
+	return v
 }
 
 func (s *Server) render(w http.ResponseWriter, v *view) {
@@ -172,7 +189,8 @@ func (s *Server) cluster(ctx context.Context, r *http.Request, v *view) {
 	v.Data = struct {
 		Brokers        []brokerRow
 		PutTPS, GetTPS float64
-	}{rows, put, get}
+		Chart          template.HTML
+	}{rows, put, get, tpsChart(s.hist.get("tps"))}
 }
 
 // brokerRows reads the cluster and every broker's runtime info at once.
@@ -234,14 +252,36 @@ func firstFloat(s string) float64 {
 
 type listPage struct {
 	Filter             string
+	Kind               string // the chosen kind tab
+	Kinds              []kindTab
+	Sort, Dir          string
 	Page, Pages, Total int
 	Prev, Next         string
 	Names              []string
+	Rows               []listRow
 	Clusters           []string
 	From, To           int
+	StatsNote          string
 }
 
-func paginate(all []string, filter string, page int, base string) listPage {
+// kindTab is one filter of a list: the topics or groups of one kind.
+type kindTab struct {
+	Kind, Label, URL string
+	Count            int
+}
+
+// listRow is one topic or group of a list.
+type listRow struct {
+	Name, Kind string
+	Lag        int64
+	TPS        float64
+	Stats      bool // Lag and TPS were read
+	Err        string
+}
+
+// paginate returns page of the names of all containing filter (case
+// folded); extra is kept in the page links.
+func paginate(all []string, filter string, page int, base string, extra ...string) listPage {
 	var names []string
 	if filter == "" {
 		names = all
@@ -263,6 +303,11 @@ func paginate(all []string, filter string, page int, base string) listPage {
 	if filter != "" {
 		q.Set("q", filter)
 	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		if extra[i+1] != "" {
+			q.Set(extra[i], extra[i+1])
+		}
+	}
 	if lp.Page > 1 {
 		q.Set("page", strconv.Itoa(lp.Page-1))
 		lp.Prev = base + "?" + q.Encode()
@@ -274,6 +319,67 @@ func paginate(all []string, filter string, page int, base string) listPage {
 	return lp
 }
 
+// byKind splits names by kind and returns those of want ("" for all) and
+// the tabs with their counts, linking to base with the filter q; the tab
+// of kind deflt links without a kind.
+func byKind(all []string, kindOf func(string) string, want, base, q, deflt string, tabs [][2]string) ([]string, []kindTab) {
+	counts := map[string]int{}
+	var out []string
+	for _, n := range all {
+		k := kindOf(n)
+		counts[k]++
+		counts[""]++
+		if want == "" || k == want {
+			out = append(out, n)
+		}
+	}
+	var kt []kindTab
+	for _, t := range tabs {
+		u := url.Values{}
+		if t[0] != deflt {
+			u.Set("kind", t[0])
+		}
+		if q != "" {
+			u.Set("q", q)
+		}
+		link := base
+		if len(u) > 0 {
+			link += "?" + u.Encode()
+		}
+		kt = append(kt, kindTab{Kind: t[0], Label: t[1], URL: link, Count: counts[t[0]]})
+	}
+	return out, kt
+}
+
+// topicKind is "retry", "dlq", "system" or "normal".
+func topicKind(t string, clusters []string) string {
+	switch {
+	case rocketmq.IsRetryTopic(t):
+		return "retry"
+	case rocketmq.IsDLQTopic(t):
+		return "dlq"
+	case rocketmq.IsSystemTopic(t) || slices.Contains(clusters, t):
+		return "system"
+	}
+	return "normal"
+}
+
+// systemGroups are the groups Java's brokers and tools use (MixAll).
+var systemGroups = map[string]bool{
+	"TOOLS_CONSUMER": true, "SCHEDULE_CONSUMER": true, "FILTERSRV_CONSUMER": true, "__MONITOR_CONSUMER": true,
+	"SELF_TEST_C_GROUP": true, "SELF_TEST_P_GROUP": true, "CID_ONS-HTTP-PROXY": true,
+	"CID_ONSAPI_PERMISSION": true, "CID_ONSAPI_OWNER": true, "CID_ONSAPI_PULL": true,
+	"DEFAULT_CONSUMER": true, "CLIENT_INNER_PRODUCER": true,
+}
+
+// groupKind is "system" or "user".
+func groupKind(g string) string {
+	if systemGroups[g] || rocketmq.IsSysConsumerGroup(g) {
+		return "system"
+	}
+	return "user"
+}
+
 func pageNum(r *http.Request) int {
 	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
 	return n
@@ -281,10 +387,19 @@ func pageNum(r *http.Request) int {
 
 func (s *Server) topics(ctx context.Context, r *http.Request, v *view) {
 	v.Page = "topics"
+	q := r.URL.Query()
 	all, err := s.cache.topics(ctx, s.cfg.Admin)
 	s.fail(v, err)
-	lp := paginate(all, r.URL.Query().Get("q"), pageNum(r), "/topics")
-	lp.Clusters, _ = s.cache.clusters(ctx, s.cfg.Admin)
+	clusters, _ := s.cache.clusters(ctx, s.cfg.Admin)
+	kind := q.Get("kind")
+	kindOf := func(t string) string { return topicKind(t, clusters) }
+	names, tabs := byKind(all, kindOf, kind, "/topics", q.Get("q"), "",
+		[][2]string{{"", "All"}, {"normal", "Normal"}, {"retry", "Retry"}, {"dlq", "Dead letter"}, {"system", "System"}})
+	lp := paginate(names, q.Get("q"), pageNum(r), "/topics", "kind", kind)
+	lp.Kind, lp.Kinds, lp.Clusters = kind, tabs, clusters
+	for _, n := range lp.Names {
+		lp.Rows = append(lp.Rows, listRow{Name: n, Kind: kindOf(n)})
+	}
 	v.Data = lp
 }
 
@@ -298,6 +413,9 @@ type queueRow struct {
 
 type topicPage struct {
 	Topic     string
+	CanSend   bool
+	Send      sendForm
+	Sent      *rocketmq.SendResult
 	Queues    []queueRow
 	Total     int64
 	Brokers   []remoting.QueueData
@@ -309,7 +427,10 @@ type topicPage struct {
 func (s *Server) topic(ctx context.Context, r *http.Request, v *view) {
 	v.Page = "topic"
 	t := r.PathValue("topic")
-	tp := topicPage{Topic: t}
+	tp := topicPage{Topic: t, CanSend: s.cfg.Producer != nil}
+	if old, ok := v.Data.(*topicPage); ok {
+		tp.Send, tp.Sent = old.Send, old.Sent // a send's form and result
+	}
 	v.Data = &tp
 	if err := rocketmq.ValidateTopic(t); err != nil {
 		s.fail(v, err)
@@ -346,13 +467,148 @@ func (s *Server) topic(ctx context.Context, r *http.Request, v *view) {
 
 // ---- groups ----
 
+// maxSortedGroups bounds the groups whose lag and TPS are read to sort a
+// list by them; a longer list sorts each page.
+const maxSortedGroups = 500
+
 func (s *Server) groups(ctx context.Context, r *http.Request, v *view) {
 	v.Page = "groups"
+	q := r.URL.Query()
 	all, err := s.cache.groups(ctx, s.cfg.Admin)
 	s.fail(v, err)
-	lp := paginate(all, r.URL.Query().Get("q"), pageNum(r), "/groups")
+	kind := q.Get("kind")
+	if kind == "" {
+		kind = "user"
+	}
+	if kind == "all" {
+		kind = ""
+	}
+	names, tabs := byKind(all, groupKind, kind, "/groups", q.Get("q"), "user",
+		[][2]string{{"user", "Consumer groups"}, {"system", "System groups"}})
+	sortBy, dir := q.Get("sort"), q.Get("dir")
+	if sortBy != "lag" && sortBy != "tps" {
+		sortBy = "name"
+	}
+	if dir != "asc" && dir != "desc" {
+		dir = "asc"
+		if sortBy != "name" {
+			dir = "desc"
+		}
+	}
+	kindParam := q.Get("kind")
+	cmpRows := func(a, b listRow) int {
+		c := 0
+		switch sortBy {
+		case "lag":
+			c = cmp.Compare(a.Lag, b.Lag)
+		case "tps":
+			c = cmp.Compare(a.TPS, b.TPS)
+		}
+		if dir == "desc" {
+			c = -c
+		}
+		return cmp.Or(c, cmp.Compare(a.Name, b.Name))
+	}
+	var lp listPage
+	if sortBy != "name" && len(names) <= maxSortedGroups {
+		// Read every group's stats, sort, then page.
+		filtered := paginateAll(names, q.Get("q"))
+		rows := s.groupStats(ctx, filtered)
+		slices.SortFunc(rows, cmpRows)
+		sorted := make([]string, len(rows))
+		for i, x := range rows {
+			sorted[i] = x.Name
+		}
+		lp = paginate(sorted, "", pageNum(r), "/groups", "q", q.Get("q"), "kind", kindParam, "sort", sortBy, "dir", dir)
+		lp.Filter = q.Get("q")
+		lp.Rows = rows[lp.From-1 : lp.To]
+	} else {
+		lp = paginate(names, q.Get("q"), pageNum(r), "/groups", "kind", kindParam, "sort", sortBy, "dir", dir)
+		lp.Rows = s.groupStats(ctx, lp.Names)
+		slices.SortFunc(lp.Rows, cmpRows)
+		if sortBy != "name" {
+			lp.StatsNote = fmt.Sprintf("more than %d groups: each page is sorted on its own", maxSortedGroups)
+		}
+	}
+	lp.Kind, lp.Kinds, lp.Sort, lp.Dir = kind, tabs, sortBy, dir
 	lp.Clusters, _ = s.cache.clusters(ctx, s.cfg.Admin)
 	v.Data = lp
+}
+
+// paginateAll returns the names containing filter.
+func paginateAll(all []string, filter string) []string {
+	f := strings.ToLower(filter)
+	var out []string
+	for _, n := range all {
+		if strings.Contains(strings.ToLower(n), f) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// groupStatsParallel bounds the ConsumeStats calls of a group list.
+const groupStatsParallel = 8
+
+// groupStats reads each group's lag and consume TPS, in parallel.
+func (s *Server) groupStats(ctx context.Context, names []string) []listRow {
+	rows := make([]listRow, len(names))
+	sem := make(chan struct{}, groupStatsParallel)
+	var wg sync.WaitGroup
+	for i, n := range names {
+		rows[i] = listRow{Name: n, Kind: groupKind(n)}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			cs, err := s.cfg.Admin.ConsumeStats(ctx, n, "")
+			if err != nil {
+				rows[i].Err = err.Error()
+				return
+			}
+			rows[i].Lag, rows[i].TPS, rows[i].Stats = cs.Lag(), cs.ConsumeTPS, true
+		}()
+	}
+	wg.Wait()
+	return rows
+}
+
+// SortURL links the group list sorted by col, flipping the direction
+// when it is the current sort.
+func (lp listPage) SortURL(col string) string {
+	u := url.Values{}
+	if lp.Filter != "" {
+		u.Set("q", lp.Filter)
+	}
+	if lp.Kind != "user" {
+		k := lp.Kind
+		if k == "" {
+			k = "all"
+		}
+		u.Set("kind", k)
+	}
+	u.Set("sort", col)
+	dir := "asc"
+	if col != "name" {
+		dir = "desc"
+	}
+	if lp.Sort == col {
+		dir = map[string]string{"asc": "desc", "desc": "asc"}[lp.Dir]
+	}
+	u.Set("dir", dir)
+	return "/groups?" + u.Encode()
+}
+
+// SortMark is the arrow of the column the list is sorted by.
+func (lp listPage) SortMark(col string) string {
+	if lp.Sort != col {
+		return ""
+	}
+	if lp.Dir == "asc" {
+		return " ▲"
+	}
+	return " ▼"
 }
 
 type lagRow struct {
@@ -367,11 +623,12 @@ type lagRow struct {
 }
 
 type lagJSON struct {
-	Group      string     `json:"group"`
-	Total      int64      `json:"total"`
-	ConsumeTPS float64    `json:"consumeTps"`
-	Queues     []lagRow   `json:"queues"`
-	History    [][2]int64 `json:"history"`
+	Group      string        `json:"group"`
+	Total      int64         `json:"total"`
+	ConsumeTPS float64       `json:"consumeTps"`
+	Queues     []lagRow      `json:"queues"`
+	History    [][2]int64    `json:"history"`
+	Chart      template.HTML `json:"chart"`
 }
 
 func (s *Server) lag(ctx context.Context, group string) (*lagJSON, error) {
@@ -391,24 +648,29 @@ func (s *Server) lag(ctx context.Context, group string) (*lagJSON, error) {
 		out.Total += lag
 	}
 	out.History = s.hist.add("lag:"+group, s.now(), out.Total)
+	out.Chart = lagChart(out.History)
 	return out, nil
 }
 
 type groupPage struct {
-	Group   string
-	Lag     *lagJSON
-	Members []remoting.Connection
-	Mode    string
-	Model   string
-	Subs    []remoting.SubscriptionData
-	Topics  []string
-	Offline string
+	Group    string
+	Configs  []brokerGroupConfig // per master broker
+	Config   admin.GroupConfig   // what the settings form starts from
+	Clusters []string
+	Missing  bool // no broker knows the group: the page shows only the error
+	Lag      *lagJSON
+	Members  []remoting.Connection
+	Mode     string
+	Model    string
+	Subs     []remoting.SubscriptionData
+	Topics   []string
+	Offline  string
 }
 
 func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 	v.Page = "group"
 	g := r.PathValue("group")
-	gp := &groupPage{Group: g, Lag: &lagJSON{}}
+	gp := &groupPage{Group: g, Lag: &lagJSON{Chart: lagChart(nil)}}
 	v.Data = gp
 	if err := rocketmq.ValidateGroup(g); err != nil {
 		s.fail(v, err)
@@ -417,11 +679,36 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 	var wg sync.WaitGroup
 	var lag *lagJSON
 	var cc *remoting.ConsumerConnection
-	var errLag, errCC error
-	wg.Add(2)
+	var errLag, errCC, errKnown error
+	var known bool
+	wg.Add(4)
+	go func() {
+		defer wg.Done()
+		gp.Configs = s.groupConfigs(ctx, g)
+		gp.Clusters, _ = s.cache.clusters(ctx, s.cfg.Admin)
+	}()
 	go func() { defer wg.Done(); lag, errLag = s.lag(ctx, g) }()
 	go func() { defer wg.Done(); cc, errCC = s.cfg.Admin.ConsumerConnection(ctx, g) }()
+	go func() { defer wg.Done(); known, errKnown = s.groupKnown(ctx, g) }()
 	wg.Wait()
+	if errKnown == nil && !known && errCC != nil && (lag == nil || len(lag.Queues) == 0) {
+		gp.Missing = true
+		s.fail(v, errNoGroup(g))
+		return
+	}
+	gp.Config = admin.NewGroupConfig(g)
+	for _, c := range gp.Configs {
+		if c.Has {
+			gp.Config = c.Config
+			break
+		}
+	}
+	if r.URL.Query().Get("saved") != "" {
+		v.Notice = v.T("saved the group's settings")
+	}
+	if r.URL.Query().Get("skipped") != "" {
+		v.Notice = v.T("skipped the accumulated messages: the offsets are at the end of each queue")
+	}
 	s.fail(v, errLag)
 	if lag != nil {
 		gp.Lag = lag
@@ -435,7 +722,7 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 	}
 	switch {
 	case errors.Is(errCC, remoting.ErrConsumerNotOnline):
-		gp.Offline = "no live member"
+		gp.Offline = v.T("no live member")
 	case errCC != nil:
 		s.fail(v, errCC)
 	default:
@@ -453,6 +740,61 @@ func (s *Server) group(ctx context.Context, r *http.Request, v *view) {
 	slices.SortStableFunc(gp.Topics, func(a, b string) int {
 		return cmp.Compare(retryRank(a), retryRank(b))
 	})
+}
+
+// groupKnown reports whether a master broker has g's subscription group
+// config; a name missing from the cached list is looked up again, since
+// another client may have just created it.
+func (s *Server) groupKnown(ctx context.Context, g string) (bool, error) {
+	all, err := s.cache.groups(ctx, s.cfg.Admin)
+	if err == nil && slices.Contains(all, g) {
+		return true, nil
+	}
+	s.cache.drop("groups")
+	all, err = s.cache.groups(ctx, s.cfg.Admin)
+	return slices.Contains(all, g), err
+}
+
+// brokerGroupConfig is a group's config on one master broker.
+type brokerGroupConfig struct {
+	Broker, Addr string
+	Has          bool
+	Config       admin.GroupConfig
+	Err          string
+}
+
+// groupConfigs reads g's subscription group config from every master.
+func (s *Server) groupConfigs(ctx context.Context, g string) []brokerGroupConfig {
+	ci, err := s.cfg.Admin.ClusterInfo(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []brokerGroupConfig
+	for name, bd := range ci.BrokerAddrTable {
+		if a := bd.MasterAddr(); a != "" {
+			out = append(out, brokerGroupConfig{Broker: name, Addr: a})
+		}
+	}
+	slices.SortFunc(out, func(a, b brokerGroupConfig) int { return cmp.Compare(a.Broker, b.Broker) })
+	var wg sync.WaitGroup
+	for i := range out {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			gs, err := s.cfg.Admin.Groups(ctx, out[i].Addr)
+			if err != nil {
+				out[i].Err = err.Error()
+				return
+			}
+			out[i].Config, out[i].Has = gs[g]
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func errNoGroup(g string) error {
+	return &remoting.Error{Code: remoting.SubscriptionGroupNotExist, Remark: "consumer group " + g + " does not exist"}
 }
 
 func retryRank(topic string) int {
@@ -535,8 +877,11 @@ func (s *Server) messages(ctx context.Context, r *http.Request, v *view) {
 	}
 }
 
-// parseTime reads "2006-01-02T15:04:05" (also without seconds, as a
-// datetime-local input sends it) in local time, or unix milliseconds; ""
+// timeLayouts are the local times parseTime reads: a datetime-local
+// input's value (seconds optional) and the same written with a space.
+var timeLayouts = []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04"}
+
+// parseTime reads a local time of timeLayouts, or unix milliseconds; ""
 // is the zero time.
 func parseTime(s string, _ time.Time) (time.Time, error) {
 	s = strings.TrimSpace(s)
@@ -546,12 +891,22 @@ func parseTime(s string, _ time.Time) (time.Time, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return time.UnixMilli(ms), nil
 	}
-	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05"} {
+	for _, layout := range timeLayouts {
 		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
 			return t, nil
 		}
 	}
-	return time.Time{}, badInput("time %q is neither 2006-01-02T15:04:05 nor unix milliseconds", s)
+	return time.Time{}, badInput("time %q is neither a local time like 2026-12-07 14:30:00 nor unix milliseconds", s)
+}
+
+// inputTime is s as a datetime-local input's value, so that a time typed
+// as unix milliseconds is shown again rather than dropped by the browser.
+func inputTime(s string) string {
+	t, err := parseTime(s, time.Time{})
+	if err != nil || t.IsZero() {
+		return s
+	}
+	return t.Format("2006-01-02T15:04:05")
 }
 
 type kv struct{ K, V string }
@@ -665,7 +1020,7 @@ func (s *Server) producers(ctx context.Context, r *http.Request, v *view) {
 	conns, err := s.cfg.Admin.ProducerConnection(ctx, pp.Group, pp.Topic)
 	if errors.Is(err, remoting.ErrSystemError) {
 		// The broker answers SYSTEM_ERROR for a group without producers.
-		v.Notice = "no live producer in group " + pp.Group
+		v.Notice = fmt.Sprintf(v.T("no live producer in group %s"), pp.Group)
 		err = nil
 	}
 	s.fail(v, err)

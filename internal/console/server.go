@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq/admin"
+	"github.com/go-rocketmq/rocketmq/producer"
 )
 
 //go:embed assets
@@ -38,6 +39,24 @@ type Config struct {
 	Logger *slog.Logger
 	// Title is shown in every page's header ("RocketMQ" when empty).
 	Title string
+	// Producer, when set, sends the messages of the topic pages' send form;
+	// without it the form says the console cannot send. The console never
+	// shuts it down.
+	Producer *producer.Producer
+	// TraceTopic is the topic the trace page reads message traces from
+	// (RMQ_SYS_TRACE_TOPIC when empty), as the producers' and consumers'
+	// WithTrace option names it; the page can ask another.
+	TraceTopic string
+	// DashboardSample is how often the dashboard counts each topic's
+	// messages while it is open (one TopicStats call per topic); 1 minute
+	// when zero.
+	DashboardSample time.Duration
+	// Users, when set, turns login on: every page but the login form
+	// needs a session, got with a user and password of Users. Off, the
+	// console relies on being reachable from loopback only.
+	Users *Users
+	// SessionTTL is how long a login lasts; 12 hours when zero.
+	SessionTTL time.Duration
 	// AllowRemote serves requests from, and listening on, addresses other
 	// than loopback. Off, a request whose peer or Host is not loopback is
 	// refused with 403.
@@ -56,7 +75,13 @@ type Server struct {
 	tmpl  map[string]*template.Template
 	cache *cache
 	hist  *history
+	dash  *dashboard
 	now   func() time.Time
+
+	sampleEvery time.Duration
+	sessions    *sessions
+	sessionTTL  time.Duration
+	dummyHash   string // checked for an unknown user
 }
 
 // New returns a console serving cfg.Admin.
@@ -75,7 +100,20 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, tmpl: tmpl, cache: newCache(), hist: newHistory(), now: time.Now}
+	s := &Server{cfg: cfg, log: log, tmpl: tmpl, cache: newCache(), hist: newHistory(), dash: &dashboard{}, now: time.Now,
+		sampleEvery: cfg.DashboardSample}
+	if s.sampleEvery <= 0 {
+		s.sampleEvery = time.Minute
+	}
+	s.sessions, s.sessionTTL = newSessions(), cfg.SessionTTL
+	if s.sessionTTL <= 0 {
+		s.sessionTTL = defaultSession
+	}
+	if cfg.Users != nil {
+		if s.dummyHash, err = hashPassword("", cfg.Users.firstIterations()); err != nil {
+			return nil, err
+		}
+	}
 	s.routes()
 	return s, nil
 }
@@ -90,14 +128,26 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /messages", s.page(s.messages))
 	m.HandleFunc("GET /messages/view", s.page(s.messageView))
 	m.HandleFunc("GET /producers", s.page(s.producers))
+	m.HandleFunc("GET /trace", s.page(s.traceView))
+	m.HandleFunc("GET /dashboard", s.page(s.dashboardPage))
+	m.HandleFunc("GET /api/dashboard", s.apiDashboard)
 	m.HandleFunc("GET /api/stats", s.apiStats)
 	m.HandleFunc("GET /api/groups/{group}/lag", s.apiLag)
 	m.HandleFunc("POST /topics", s.action(s.createTopic))
 	m.HandleFunc("POST /topics/{topic}/delete", s.action(s.deleteTopic))
+	m.HandleFunc("POST /topics/{topic}/send", s.action(s.sendMessage))
 	m.HandleFunc("POST /groups", s.action(s.createGroup))
 	m.HandleFunc("POST /groups/{group}/delete", s.action(s.deleteGroup))
 	m.HandleFunc("POST /groups/{group}/reset", s.action(s.resetOffset))
+	m.HandleFunc("POST /groups/{group}/skip", s.action(s.skipAccumulated))
+	m.HandleFunc("POST /groups/{group}/config", s.action(s.updateGroupConfig))
+	m.HandleFunc("GET /groups/{group}/dlq", s.page(s.dlq))
+	m.HandleFunc("GET /groups/{group}/dlq/export", s.dlqExport)
+	m.HandleFunc("POST /groups/{group}/dlq/resend", s.action(s.dlqResend))
 	m.HandleFunc("POST /messages/resend", s.action(s.resend))
+	m.HandleFunc("GET /login", s.page(s.loginForm))
+	m.HandleFunc("POST /login", s.login)
+	m.HandleFunc("POST /logout", s.action(s.logout))
 	m.HandleFunc("GET /static/console.js", s.static("assets/console.js", "text/javascript; charset=utf-8"))
 	m.HandleFunc("GET /static/console.css", s.static("assets/console.css", "text/css; charset=utf-8"))
 	s.mux = m
@@ -115,6 +165,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
 	h.Set("Cache-Control", "no-store")
+	r, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 

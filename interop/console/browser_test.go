@@ -2,6 +2,10 @@ package console
 
 import (
 	"context"
+	"crypto/pbkdf2"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -57,17 +61,23 @@ func chromium() string {
 }
 
 // TestConsoleInBrowser drives the console in headless Chromium: it creates
-// a topic through the form, watches a consumer group's lag rise and fall
-// on the group page without a reload, finds a message by key and views
-// it, and resets the group's offset through the form.
+// a topic and a group through the forms, sends a message from the topic's
+// page, watches the group's lag rise and fall on the group page without a
+// reload, edits the group's settings, finds a message by key and views it
+// and its trace, resets the group's offset and skips its accumulated
+// messages after a confirmation, resends and exports dead letters, reads
+// the dashboard, switches to Chinese, and signs in to a console with login.
 func TestConsoleInBrowser(t *testing.T) {
 	exe := chromium()
 	if exe == "" {
 		t.Skip("chromium is not installed (Debian package chromium; .ci/run installs it): the console's browser test needs it")
 	}
 	ns := os.Getenv(envExternal)
+	// Traces need the broker's trace topic: rmqtest creates it; an external
+	// cluster must have traceTopicEnable and says so with ROCKETMQ_TRACE=1.
+	traced := ns == "" || os.Getenv("ROCKETMQ_TRACE") == "1"
 	if ns == "" {
-		ns = rmqtest.StartCluster(t).NameServerAddr()
+		ns = rmqtest.StartCluster(t, rmqtest.WithTraceTopic("")).NameServerAddr()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
@@ -80,7 +90,10 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = adm.Close(context.Background()) })
-	h, err := console.New(console.Config{Admin: adm, Title: "go-rocketmq"})
+	// Names stay unique across runs against an external cluster.
+	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
+	sender := startProducer(t, ctx, ns, "ConsoleBrowserConsole_"+suffix, false)
+	h, err := console.New(console.Config{Admin: adm, Producer: sender, Title: "go-rocketmq", DashboardSample: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +116,6 @@ func TestConsoleInBrowser(t *testing.T) {
 
 	b := newBrowser(t, exe, srv.URL)
 
-	// Names stay unique across runs against an external cluster.
-	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
 	topic := "ConsoleBrowser_" + suffix
 	group := "ConsoleBrowserGroup_" + suffix
 	producerGroup := "ConsoleBrowserProducer_" + suffix
@@ -137,29 +148,42 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitText("#topic-name", topic)
 	b.open("/topics?q=" + url.QueryEscape(topic))
 	b.waitCount(`#topics tr[data-topic="`+topic+`"]`, 1)
+	// The kind tabs: the new topic is a normal one, not a system one.
+	if resp := b.follow(`#kinds a[data-kind="normal"]`); resp.Status != http.StatusOK {
+		t.Fatalf("normal topics tab: status %d", resp.Status)
+	}
+	b.waitCount(`#topics tr[data-topic="`+topic+`"] .kind`, 1)
+	b.waitText(`#topics tr[data-topic="`+topic+`"] .kind`, "normal")
+	b.open("/topics?kind=system")
+	b.waitCount(`#topics tr[data-topic="`+topic+`"]`, 0)
+	b.waitAtLeast(`#topics tbody tr[data-topic]`, 1)
+	b.waitAtLeast(`#kinds a`, 5)
 	b.shot("topics")
 
-	// The group page before the group has committed anything.
-	lagPage := "/groups/" + group
-	b.open(lagPage)
-	b.waitText("#lag-total", "0")
-	b.markPage()
+	// An unknown group is a 404 with the error banner and no forms.
+	b.openStatus("/groups/NoSuchGroup_"+suffix, http.StatusNotFound)
+	b.waitCount("#error", 1)
+	b.waitCount("#delete-group, #reset-offset", 0)
 
-	p, err := producer.New(producer.WithGroup(producerGroup), producer.WithNameServers(ns))
-	if err != nil {
-		t.Fatal(err)
+	// Create the group through the form; its page shows lag 0.
+	b.open("/groups")
+	b.set("#create-group [name=group]", group)
+	b.set("#create-group [name=cluster]", cluster)
+	lagPage := "/groups/" + group
+	if resp := b.submit("create-group-submit"); resp.Status != http.StatusOK || pathOf(t, resp.URL) != lagPage {
+		t.Fatalf("create group: landed on %s (status %d), want %s", resp.URL, resp.Status, lagPage)
 	}
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	b.noError()
+	b.waitText("#lag-total", "0")
+
+	p := startProducer(t, ctx, ns, producerGroup, traced)
 	// The reset goes back to before the first message.
 	resetTo := time.Now().Add(-time.Second)
 	const first, second = 8, 12
 	findKey := "console-find-" + suffix
 	findBody := []byte(`{"order":3,"item":"book","note":"found by key"}`)
 	var findID string
-	send := func(from, n int) {
+	send := func(topic string, from, n int) {
 		t.Helper()
 		for i := from; i < from+n; i++ {
 			key, body := fmt.Sprintf("console-%d-%s", i, suffix), []byte(fmt.Sprintf("message %d", i))
@@ -179,47 +203,82 @@ func TestConsoleInBrowser(t *testing.T) {
 			}
 		}
 	}
-	send(0, first)
+	send(topic, 0, first)
 
 	// The topic page counts the messages on its queues.
 	b.open("/topics/" + topic)
 	b.waitSum("#queues tbody td.max", first)
+
+	// Send one more from the topic page's form.
+	b.set("#send-message [name=tag]", "TagB")
+	b.set("#send-message [name=keys]", "sent-from-page-"+suffix)
+	b.set("#send-message [name=props]", "origin=browser")
+	b.set("#send-message [name=body]", "hello from the console")
+	if resp := b.submit("send-message-submit"); resp.Status != http.StatusOK {
+		t.Fatalf("send from the topic page: status %d (%s)", resp.Status, b.where())
+	}
+	b.noError()
+	b.waitText("#send-status", "SEND_OK")
 	b.shot("topic")
+	if resp := b.follow("#send-msgid a"); resp.Status != http.StatusOK {
+		t.Fatalf("sent message link: status %d", resp.Status)
+	}
+	b.waitText("#body", "hello from the console")
+	b.waitText(`#properties tr[data-name="origin"] .value`, "browser")
+	const sentByPage = 1
 
 	// A first member drains the first messages and leaves; the group has
 	// committed offsets now, so its lag shows.
 	var consumed atomic.Int64
-	c := startConsumer(t, ctx, ns, group, topic, &consumed)
+	c := startConsumer(t, ctx, ns, group, topic, &consumed, traced)
 	testutil.WaitFor(t, liveTimeout, "the first member commits every first message", func() bool {
-		return consumed.Load() >= first && committedLag(ctx, adm, group, topic) == 0
+		return consumed.Load() >= first+sentByPage && committedLag(ctx, adm, group, topic) == 0
 	})
 	stopConsumer(t, c)
 
 	// More messages: the open group page shows the lag rise, then fall to
-	// 0 while a new member drains them, with no reload.
+	// 0 while a new member drains them, with no reload; the chart has a
+	// time axis and a legend.
 	b.open(lagPage)
 	b.markPage()
-	send(first, second)
+	send(topic, first, second)
 	b.waitText("#lag-total", strconv.Itoa(second))
 	b.checkMarked()
-	c = startConsumer(t, ctx, ns, group, topic, &consumed)
+	c = startConsumer(t, ctx, ns, group, topic, &consumed, traced)
 	b.waitText("#lag-total", "0")
 	b.checkMarked()
-	if n := consumed.Load(); n < first+second {
-		t.Fatalf("the page shows lag 0 but the members consumed %d of %d messages", n, first+second)
+	if n := consumed.Load(); n < first+sentByPage+second {
+		t.Fatalf("the page shows lag 0 but the members consumed %d of %d messages", n, first+sentByPage+second)
 	}
+	b.waitAtLeast("#lag-chart svg text.x-label", 2)
+	b.waitAtLeast("#lag-chart svg text.y-label", 3)
+	b.waitText("#lag-chart svg .legend text", "Lag 0")
 
-	// The reloaded group page lists the live member.
+	// The reloaded group page lists the live member; its settings form
+	// changes the group's retry max times.
 	b.open(lagPage)
 	b.waitCount("#members tbody tr[data-client]", 1)
 	b.waitText("#members tr[data-client] .language", "GO")
 	b.waitCount(`#group-queues tbody tr[data-queue*="`+topic+`"]`, queues*masters)
+	b.set("#group-config [name=cluster]", cluster)
+	b.set("#group-config [name=retryMaxTimes]", "5")
+	if resp := b.submit("group-config-submit"); resp.Status != http.StatusOK || pathOf(t, resp.URL) != lagPage {
+		t.Fatalf("save group settings: landed on %s (status %d)", resp.URL, resp.Status)
+	}
+	b.noError()
+	b.waitCount(`#group-configs tbody tr[data-broker] .retry-max`, masters)
+	b.waitText(`#group-configs tbody tr[data-broker] .retry-max`, "5")
 	b.shot("group")
 	b.open("/groups?q=" + url.QueryEscape(group))
 	b.waitCount(`#groups tr[data-group="`+group+`"]`, 1)
+	b.waitText(`#groups tr[data-group="`+group+`"] .lag`, "0")
+	if resp := b.follow("#sort-lag"); resp.Status != http.StatusOK || !strings.Contains(resp.URL, "sort=lag") {
+		t.Fatalf("sort by lag: landed on %s (status %d)", resp.URL, resp.Status)
+	}
+	b.waitCount(`#groups tr[data-group="`+group+`"]`, 1)
 	b.shot("groups")
 
-	// Find the message by key and open it.
+	// Find the message by key and open it, then its trace.
 	b.open("/messages")
 	b.set("#query-key [name=topic]", topic)
 	b.set("#query-key [name=key]", findKey)
@@ -246,6 +305,18 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("body as JSON shows %q, want the JSON of %s", got, findBody)
 	}
 	b.shot("message")
+	if traced {
+		// The trace records arrive in batches; reload until both steps show.
+		section := `section.trace[data-msgid="` + findID + `"]`
+		testutil.WaitFor(t, liveTimeout, "the message's pub and consume traced", func() bool {
+			b.open("/trace?by=id&id=" + url.QueryEscape(findID))
+			return b.count(section+` tr[data-kind="Pub"]`) == 1 && b.count(section+` tr[data-kind="Consume"]`) >= 1
+		})
+		b.waitText(section+` tr[data-kind="Pub"] .status`, "success")
+		b.waitText(section+` tr[data-kind="Consume"] .group`, group)
+		b.waitAtLeast(section+` svg g.step`, 2)
+		b.shot("trace")
+	}
 
 	// The producers page lists the producer.
 	b.open("/producers?group=" + url.QueryEscape(producerGroup) + "&topic=" + url.QueryEscape(topic))
@@ -253,16 +324,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	b.waitText("#producers tr[data-client] .language", "GO")
 	b.shot("producers")
 
-	// With the member stopped, reset the group to before the first message:
-	// the lag is every message again.
+	// With the member stopped, reset the group to before the first message
+	// through the date-time field: the lag is every message again.
 	stopConsumer(t, c)
 	testutil.WaitFor(t, liveTimeout, "the group has no live member", func() bool {
 		_, err := adm.ConsumerConnection(ctx, group)
 		return errors.Is(err, remoting.ErrConsumerNotOnline)
 	})
+	all := strconv.Itoa(first + sentByPage + second)
 	b.open(lagPage)
 	b.set("#reset-offset [name=topic]", topic)
-	b.set("#reset-offset [name=time]", strconv.FormatInt(resetTo.UnixMilli(), 10))
+	b.set("#reset-offset [name=time]", resetTo.Format("2006-01-02T15:04:05"))
 	if !b.eval(`document.querySelector("#reset-offset [name=force]").checked`) {
 		b.click("#reset-offset [name=force]")
 	}
@@ -271,12 +343,174 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("reset offset: landed on %s (status %d), want %s", resp.URL, resp.Status, lagPage)
 	}
 	b.noError()
-	b.waitText("#lag-total", strconv.Itoa(first+second))
+	b.waitText("#lag-total", all)
 
-	// The cluster page shows the brokers.
+	// Skip asks first: declined, nothing changes; accepted, the lag is 0.
+	b.markPage()
+	b.eval(`(window.confirm = m => { window.lastConfirm = m; return false; }, true)`)
+	b.click("#skip-accumulated-submit")
+	if !b.eval(`String(window.lastConfirm).includes("Skip the ` + all + ` accumulated messages")`) {
+		t.Fatalf("skip asked %q", b.evalString(`String(window.lastConfirm)`))
+	}
+	b.checkMarked()
+	b.waitText("#lag-total", all)
+	b.eval(`(window.confirm = () => true, true)`)
+	if resp := b.submit("skip-accumulated-submit"); resp.Status != http.StatusOK || pathOf(t, resp.URL) != lagPage {
+		t.Fatalf("skip: landed on %s (status %d)", resp.URL, resp.Status)
+	}
+	b.noError()
+	b.waitText("#lag-total", "0")
+
+	// Dead letters: a member that fails without retries sends two messages
+	// of another topic to %DLQ%; one is resent from the page, and the
+	// export has both.
+	dlqTopic, dlqGroup := "ConsoleBrowserDLQ_"+suffix, "ConsoleBrowserDLQGroup_"+suffix
+	if err := adm.CreateTopicInCluster(ctx, cluster, admin.TopicConfig{Name: dlqTopic, ReadQueues: 1, WriteQueues: 1, Perm: 6}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, liveTimeout, "the dead-letter test topic's route", func() bool {
+		r, err := adm.TopicRoute(ctx, dlqTopic)
+		return err == nil && len(r.QueueDatas) > 0
+	})
+	b.open("/dashboard") // the dashboard's first sample, before these sends
+	send(dlqTopic, 100, 2)
+	failing := startFailingConsumer(t, ctx, ns, dlqGroup, dlqTopic)
+	testutil.WaitFor(t, liveTimeout, "two dead letters", func() bool {
+		st, err := adm.TopicStats(ctx, rocketmq.DLQTopic(dlqGroup))
+		var n int64
+		for _, o := range st {
+			n += o.MaxOffset - o.MinOffset
+		}
+		return err == nil && n == 2
+	})
+	stopConsumer(t, failing)
+	b.open("/groups/" + dlqGroup + "/dlq")
+	b.waitCount("#dlq-messages tbody tr[data-msgid]", 2)
+	b.waitText("#dlq-messages tbody tr[data-msgid] .origin", dlqTopic)
+	b.shot("dlq")
+	b.click("#dlq-messages tbody tr[data-msgid] input.pick")
+	if resp := b.submit("dlq-resend-selected"); resp.Status != http.StatusOK {
+		t.Fatalf("resend a dead letter: status %d", resp.Status)
+	}
+	b.noError()
+	b.waitCount("#dlq-resent tbody tr[data-msgid]", 1)
+	if id := b.text("#dlq-resent tbody tr .new-msgid"); len(id) != 32 {
+		t.Fatalf("resent as %q", id)
+	}
+	exp, err := http.Get(srv.URL + "/groups/" + dlqGroup + "/dlq/export?format=csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(exp.Body).ReadAll()
+	exp.Body.Close()
+	if err != nil || len(recs) != 3 || recs[1][2] != dlqTopic {
+		t.Fatalf("CSV export: %v %v", recs, err)
+	}
+
+	// The dashboard counts the topic's messages since its first sample.
+	b.open("/dashboard")
+	b.waitCount(`#top-topics tr[data-topic="`+dlqTopic+`"]`, 1)
+	b.waitAtLeast("#dash-tps-chart svg .legend", 2)
+	b.waitAtLeast(`#dash-top-chart svg g.bar`, 1)
+	b.shot("dashboard")
+
+	// Chinese, then back.
+	b.open("/topics?lang=zh")
+	b.waitText("#nav-topics", "主题")
+	b.waitText("#create-topic-submit", "创建 / 更新")
+	b.shot("topics-zh")
+	b.open("/groups")
+	b.waitText("#nav-groups", "消费组")
+	b.open("/topics?lang=en")
+	b.waitText("#nav-topics", "Topics")
+
+	// The cluster page shows the brokers and the TPS chart.
 	b.open("/")
 	b.waitCount("#brokers tbody tr[data-broker]", masters)
+	b.waitAtLeast("#tps-chart svg .legend", 2)
 	b.shot("cluster")
+
+	// A console with login sends the browser to the form first.
+	users := filepath.Join(t.TempDir(), "users")
+	if err := os.WriteFile(users, []byte("operator:"+weakHash(t, "op-pass")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	us, err := console.LoadUsers(users)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lh, err := console.New(console.Config{Admin: adm, Title: "go-rocketmq", Users: us})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lsrv := httptest.NewServer(lh)
+	t.Cleanup(lsrv.Close)
+	b.base = lsrv.URL
+	b.open("/topics")
+	b.waitCount("#login", 1)
+	b.set("#login [name=user]", "operator")
+	b.set("#login [name=password]", "wrong")
+	if resp := b.submit("login-submit"); resp.Status != http.StatusUnauthorized {
+		t.Fatalf("a wrong password: status %d", resp.Status)
+	}
+	b.set("#login [name=password]", "op-pass")
+	b.shot("login")
+	if resp := b.submit("login-submit"); resp.Status != http.StatusOK || pathOf(t, resp.URL) != "/topics" {
+		t.Fatalf("login: landed on %s (status %d)", resp.URL, resp.Status)
+	}
+	b.waitText("#user", "operator")
+}
+
+// weakHash is a users-file hash with few iterations, so that the race
+// detector's slow PBKDF2 does not cost seconds; the console accepts any
+// count from 1000.
+func weakHash(t *testing.T, pw string) string {
+	t.Helper()
+	salt := []byte("console-test-salt")
+	key, err := pbkdf2.Key(sha256.New, pw, salt, 1000, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "pbkdf2-sha256$1000$" + base64.RawStdEncoding.EncodeToString(salt) + "$" + base64.RawStdEncoding.EncodeToString(key)
+}
+
+func startProducer(t *testing.T, ctx context.Context, ns, group string, traced bool) *producer.Producer {
+	t.Helper()
+	opts := []producer.Option{producer.WithGroup(group), producer.WithNameServers(ns)}
+	if traced {
+		opts = append(opts, producer.WithTrace(""))
+	}
+	p, err := producer.New(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
+}
+
+// startFailingConsumer fails every message once, with no retries allowed,
+// so each goes to the group's dead-letter topic.
+func startFailingConsumer(t *testing.T, ctx context.Context, ns, group, topic string) *consumer.PushConsumer {
+	t.Helper()
+	c, err := consumer.NewPush(consumer.WithGroup(group), consumer.WithNameServers(ns),
+		consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithMaxReconsumeTimes(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = c.Subscribe(topic, consumer.All, func(context.Context, []*rocketmq.MessageExt) (consumer.Result, error) {
+		return consumer.RetryLater, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Shutdown(context.Background()) })
+	return c
 }
 
 // committedLag is the group's lag on topic as the brokers report it, or
@@ -294,10 +528,14 @@ func committedLag(ctx context.Context, adm *admin.Admin, group, topic string) in
 	return cs.Lag()
 }
 
-func startConsumer(t *testing.T, ctx context.Context, ns, group, topic string, consumed *atomic.Int64) *consumer.PushConsumer {
+func startConsumer(t *testing.T, ctx context.Context, ns, group, topic string, consumed *atomic.Int64, traced bool) *consumer.PushConsumer {
 	t.Helper()
-	c, err := consumer.NewPush(consumer.WithGroup(group), consumer.WithNameServers(ns),
-		consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithOffsetPersistInterval(500*time.Millisecond))
+	opts := []consumer.Option{consumer.WithGroup(group), consumer.WithNameServers(ns),
+		consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithOffsetPersistInterval(500 * time.Millisecond)}
+	if traced {
+		opts = append(opts, consumer.WithTrace(""))
+	}
+	c, err := consumer.NewPush(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,6 +633,12 @@ func (b *browser) where() string {
 // open loads a console page and checks it answered 200 with the nav links.
 func (b *browser) open(path string) {
 	b.t.Helper()
+	b.openStatus(path, http.StatusOK)
+}
+
+// openStatus loads a console page and checks its status and nav links.
+func (b *browser) openStatus(path string, status int64) {
+	b.t.Helper()
 	var resp *network.Response
 	err := b.step(func(ctx context.Context) error {
 		var err error
@@ -404,8 +648,8 @@ func (b *browser) open(path string) {
 	if err != nil {
 		b.t.Fatalf("open %s: %v", path, err)
 	}
-	if resp.Status != http.StatusOK {
-		b.t.Fatalf("open %s: status %d (%s)", path, resp.Status, b.where())
+	if resp.Status != status {
+		b.t.Fatalf("open %s: status %d, want %d (%s)", path, resp.Status, status, b.where())
 	}
 	b.waitCount("#nav-cluster, #nav-topics, #nav-groups, #nav-messages", 4)
 }
@@ -549,6 +793,42 @@ func (b *browser) waitCount(sel string, n int) {
 			return fmt.Sprintf("%s matches %d elements, want %d", sel, got, n)
 		},
 		sel, n)
+}
+
+// count returns how many elements match sel now.
+func (b *browser) count(sel string) int {
+	b.t.Helper()
+	var n int
+	if err := b.step(func(ctx context.Context) error {
+		var err error
+		n, err = chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(sel))))
+		return err
+	}); err != nil {
+		b.t.Fatalf("count %s: %v", sel, err)
+	}
+	return n
+}
+
+// waitAtLeast waits until at least n elements match sel.
+func (b *browser) waitAtLeast(sel string, n int) {
+	b.t.Helper()
+	b.waitFor(stepTimeout,
+		`(sel, n) => document.querySelectorAll(sel).length >= n`,
+		func() string { return fmt.Sprintf("%s matches %d elements, want at least %d", sel, b.count(sel), n) },
+		sel, n)
+}
+
+func (b *browser) evalString(expr string) string {
+	b.t.Helper()
+	var v string
+	if err := b.step(func(ctx context.Context) error {
+		var err error
+		v, err = chromedp.Run(ctx, chromedp.Evaluate[string](expr))
+		return err
+	}); err != nil {
+		b.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
 }
 
 // waitSum waits until the integers in the elements matching sel add up

@@ -1,37 +1,12 @@
-// The console's live parts: the lag and TPS charts poll their JSON every
-// 2 s while the page is visible, the body format switch, confirmations.
+// The console's live parts: the lag and TPS values and charts poll their
+// JSON every 2 s while the page is visible, the body format switch, confirmations.
 (function () {
   "use strict";
   var PERIOD = 2000;
 
-  function draw(canvas, series, colors) {
-    var ctx = canvas.getContext("2d");
-    var w = canvas.width, h = canvas.height;
-    ctx.clearRect(0, 0, w, h);
-    var maxV = 1, t0 = Infinity, t1 = -Infinity;
-    series.forEach(function (s) {
-      s.forEach(function (p) {
-        maxV = Math.max(maxV, p[1]);
-        t0 = Math.min(t0, p[0]);
-        t1 = Math.max(t1, p[0]);
-      });
-    });
-    if (!(t1 > t0)) { t1 = t0 + 1; }
-    ctx.strokeStyle = "#ccc";
-    ctx.strokeRect(0.5, 0.5, w - 1, h - 1);
-    ctx.fillStyle = "#555";
-    ctx.font = "11px sans-serif";
-    ctx.fillText(String(Math.round(maxV * 100) / 100), 4, 12);
-    series.forEach(function (s, i) {
-      ctx.strokeStyle = colors[i];
-      ctx.beginPath();
-      s.forEach(function (p, j) {
-        var x = (p[0] - t0) / (t1 - t0) * (w - 8) + 4;
-        var y = h - 4 - p[1] / maxV * (h - 20);
-        if (j === 0) { ctx.moveTo(x, y); } else { ctx.lineTo(x, y); }
-      });
-      ctx.stroke();
-    });
+  // The server draws the charts; a poll's JSON carries the new SVG.
+  function draw(box, svg) {
+    if (box && typeof svg === "string") { box.innerHTML = svg; }
   }
 
   function poll(url, onData) {
@@ -70,7 +45,7 @@
         row.querySelector(".consumer-offset").textContent = q.consumerOffset;
         row.querySelector(".lag").textContent = q.lag;
       });
-      if (lagChart) { draw(lagChart, [d.history || []], ["#c0392b"]); }
+      draw(lagChart, d.chart);
     });
   }
 
@@ -80,11 +55,35 @@
       if (d.error) { return; }
       setText("put-tps", d.putTps.toFixed(2));
       setText("get-tps", d.getTps.toFixed(2));
-      var h = d.history || [];
-      draw(tps, [
-        h.map(function (p) { return [p[0], p[1] / 100]; }),
-        h.map(function (p) { return [p[0], p[2] / 100]; })
-      ], ["#2471a3", "#239b56"]);
+      draw(tps, d.chart);
+    });
+  }
+
+  var dash = document.getElementById("dash-tps-chart");
+  if (dash && dash.dataset.src) {
+    var top = document.getElementById("dash-top-chart");
+    var table = document.querySelector("#top-topics tbody");
+    poll(dash.dataset.src, function (d) {
+      if (d.error) { return; }
+      setText("dash-put-tps", d.putTps.toFixed(2));
+      setText("dash-get-tps", d.getTps.toFixed(2));
+      draw(dash, d.tpsChart);
+      draw(top, d.topChart);
+      if (table) {
+        table.textContent = "";
+        (d.top || []).forEach(function (t) {
+          var tr = document.createElement("tr");
+          tr.dataset.topic = t.topic;
+          var a = document.createElement("a");
+          a.href = "/topics/" + encodeURIComponent(t.topic);
+          a.textContent = t.topic;
+          var td1 = document.createElement("td"), td2 = document.createElement("td");
+          td1.className = "topic"; td2.className = "messages";
+          td1.appendChild(a); td2.textContent = String(t.messages);
+          tr.appendChild(td1); tr.appendChild(td2);
+          table.appendChild(tr);
+        });
+      }
     });
   }
 
