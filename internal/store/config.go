@@ -90,6 +90,10 @@ type Config struct {
 	// of it. For fault-injection tests.
 	WriteFault func(path string, off int64, n int) (written int, err error)
 
+	// Replica makes the store a slave's copy of a master's commit log: puts
+	// are refused with ErrReplica and AppendReplica writes (ha.go).
+	Replica bool
+
 	// Logger receives store events. Default: discard.
 	Logger *slog.Logger
 	// Clock gives store timestamps. Default time.Now.
