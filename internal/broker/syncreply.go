@@ -20,6 +20,13 @@ type syncReplies struct {
 	// progress is the store's FlushProgress (a test's fake in unit tests).
 	progress func() (int64, <-chan struct{})
 	timeout  time.Duration
+	// timeoutCode replaces SUCCESS at the deadline (FLUSH_DISK_TIMEOUT;
+	// the replication waiter's is FLUSH_SLAVE_TIMEOUT).
+	timeoutCode int32
+	// next, if set, takes the sends this waiter is done with instead of
+	// their being answered: a SYNC_MASTER with sync flush waits for the
+	// slave, then for the device.
+	next *syncReplies
 
 	mu      sync.Mutex
 	pending []syncReply // in the order registered: targets nearly ascending
@@ -36,7 +43,7 @@ type syncReply struct {
 }
 
 func newSyncReplies(progress func() (int64, <-chan struct{}), timeout time.Duration) *syncReplies {
-	return &syncReplies{progress: progress, timeout: timeout, kick: make(chan struct{}, 1)}
+	return &syncReplies{progress: progress, timeout: timeout, timeoutCode: remoting.FlushDiskTimeout, kick: make(chan struct{}, 1)}
 }
 
 // add answers req with resp once the commit log is durable up to target.
@@ -69,7 +76,14 @@ func (r *syncReplies) run(ctx context.Context) {
 		flushed, next := r.progress()
 		var oldest time.Time
 		ready, oldest = r.take(ready[:0], flushed, time.Now())
-		corked = answer(ready, corked[:0])
+		if r.next != nil {
+			for i := range ready {
+				p := &ready[i]
+				r.next.add(p.c, &p.req, p.resp, p.target)
+			}
+		} else {
+			corked = answer(ready, corked[:0])
+		}
 		clear(ready) // drop the connections and commands
 		clear(corked)
 		if oldest.IsZero() {
@@ -103,7 +117,9 @@ func (r *syncReplies) take(ready []syncReply, flushed int64, now time.Time) ([]s
 		case p.target <= flushed:
 			ready = append(ready, p)
 		case !now.Before(p.deadline):
-			p.resp.Code = remoting.FlushDiskTimeout
+			if p.resp.Code == remoting.Success { // a replication failure wins
+				p.resp.Code = r.timeoutCode
+			}
 			ready = append(ready, p)
 		default:
 			if oldest.IsZero() || p.deadline.Before(oldest) {
