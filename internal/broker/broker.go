@@ -205,6 +205,7 @@ func (b *Broker) Start() error {
 	b.running = true
 	b.wgMu.Unlock()
 	b.topics.ensureSystemTopics()
+	b.startHALoops()
 	b.every(b.cfg.RegisterInterval, func(ctx context.Context) { b.registerAll(ctx) })
 	b.every(b.cfg.OffsetFlushInterval, func(context.Context) { b.offsets.persistLogged() })
 	b.every(b.cfg.ClientScanInterval, func(context.Context) { b.clients.scanExpired() })

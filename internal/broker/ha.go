@@ -161,8 +161,6 @@ func (b *Broker) startHA() error {
 			RetryInterval:        b.cfg.HAConnectRetryInterval,
 			Logger:               b.log,
 		})
-		first := min(3*time.Second, b.cfg.SlaveSyncInterval)
-		b.loop(func(ctx context.Context) { b.slaveSyncLoop(ctx, first) })
 		return nil
 	}
 	addr := b.haListenAddr()
@@ -181,9 +179,20 @@ func (b *Broker) startHA() error {
 		b.ha.repl = newSyncReplies(b.ha.master.Acked, b.cfg.SlaveTimeout)
 		b.ha.repl.timeoutCode = remoting.FlushSlaveTimeout
 		b.ha.repl.next = b.syncs
-		b.loop(b.ha.repl.run)
 	}
 	return nil
+}
+
+// startHALoops starts the broker-owned loops of replication, once Start
+// allows loops.
+func (b *Broker) startHALoops() {
+	if b.isSlave() {
+		first := min(3*time.Second, b.cfg.SlaveSyncInterval)
+		b.loop(func(ctx context.Context) { b.slaveSyncLoop(ctx, first) })
+	}
+	if b.ha.repl != nil {
+		b.loop(b.ha.repl.run)
+	}
 }
 
 // closeHA stops replication; shutdown calls it before closing the store.
