@@ -21,6 +21,7 @@ type haSetup struct {
 	retry       time.Duration
 	memory      int64
 	memoryRatio *int
+	vip         bool
 }
 
 // WithSlaves gives every broker n slaves (brokerId 1..n, role SLAVE) that
@@ -34,6 +35,11 @@ func WithSlaves(n int) Option { return func(c *config) { c.ha.slaves = n } }
 // (SLAVE_NOT_AVAILABLE without a slave, FLUSH_SLAVE_TIMEOUT after the
 // slave timeout).
 func WithBrokerRole(role string) Option { return func(c *config) { c.ha.role = role } }
+
+// WithVIPChannel makes the masters open the VIP port (their port - 2) as
+// Java brokers do, for a Java slave: it copies its master's topics
+// through it.
+func WithVIPChannel() Option { return func(c *config) { c.ha.vip = true } }
 
 // WithSlaveRead sets slaveReadEnable on every broker. Default: on for
 // slaves, so that consumers read from a slave while its master is away
@@ -95,6 +101,7 @@ func (h *haSetup) common(bc *broker.Config) {
 // master applies the settings to a master's config.
 func (h *haSetup) master(bc *broker.Config) {
 	h.common(bc)
+	bc.VIPChannel = h.vip
 	if h.role != "" {
 		bc.Role, _ = broker.ParseBrokerRole(h.role)
 	}

@@ -115,7 +115,8 @@ func applyBrokerFlags(cfg *broker.Config, o options) error {
 	if set["broker"] {
 		cfg.ListenAddr = o.broker
 		if _, port, err := net.SplitHostPort(o.broker); err == nil && port == "0" {
-			cfg.HAListenPort = 0 // a free HA port beside a free listen port
+			cfg.HAListenPort = 0   // a free HA port beside a free listen port
+			cfg.FastListenPort = 0 // the VIP channel below it
 		}
 	}
 	if set["data"] {

@@ -191,7 +191,6 @@ var confAliases = map[string]string{
 // accepts without acting on them: its one listener (replication's keys are
 // haconf.go's).
 var confNoEffect = map[string]func(string) error{
-	"fastListenPort":                intCheck(0, 65535),
 	"checkTransactionMessageEnable": func(string) error { return nil },
 }
 

@@ -199,6 +199,7 @@ func (b *Broker) Start() error {
 		b.srv.Close(context.Background())
 		return err
 	}
+	b.startVIP()
 	b.started = true
 	close(b.ready)
 	b.wgMu.Lock()

@@ -266,6 +266,11 @@ type Config struct {
 	SlaveSyncInterval time.Duration
 	// HAConnectRetryInterval separates a slave's connection attempts (5 s).
 	HAConnectRetryInterval time.Duration
+	// VIPChannel opens the VIP port (fastListenPort) too, as Java brokers
+	// always do; Java slaves copy their master's topics through it.
+	// FastListenPort is that port; 0: the listen port - 2. Default off.
+	VIPChannel     bool
+	FastListenPort int
 }
 
 func (c Config) withDefaults() (Config, error) {

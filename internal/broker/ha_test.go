@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
@@ -355,4 +356,26 @@ func TestHAConfigChecks(t *testing.T) {
 	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "brokerId") {
 		t.Fatalf("a SLAVE with brokerId 0: %v", err)
 	}
+}
+
+// A SYNC_MASTER with sync flush answers once the slave has the message
+// and the device has it; a stalled slave still gives FLUSH_SLAVE_TIMEOUT,
+// not a flush status.
+func TestHASyncMasterSyncFlush(t *testing.T) {
+	p, px := startHAPair(t, true, func(m, s *Config) {
+		m.Role, m.FlushMode = RoleSyncMaster, store.FlushSync
+		m.SlaveTimeout = 200 * time.Millisecond
+	})
+	testutil.WaitFor(t, 10*time.Second, "slave connection", func() bool { return len(p.master.ha.master.Slaves()) == 1 })
+	if resp := p.send(t, p.master, "T", "one"); resp.Code != remoting.Success {
+		t.Fatalf("send: code %d", resp.Code)
+	}
+	if flushed, _ := p.master.store.FlushProgress(); flushed < p.master.store.CommitLogMaxOffset() {
+		t.Fatalf("answered before the sync: flushed %d of %d", flushed, p.master.store.CommitLogMaxOffset())
+	}
+	px.pause(true)
+	if resp := p.send(t, p.master, "T", "two"); resp.Code != remoting.FlushSlaveTimeout {
+		t.Fatalf("send with a stalled slave: code %d, want FLUSH_SLAVE_TIMEOUT", resp.Code)
+	}
+	px.pause(false)
 }

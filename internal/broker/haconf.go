@@ -62,6 +62,19 @@ var haConfKeys = []confKey{
 		}
 		return nil
 	}},
+	{name: "fastListenPort", get: func(c *Config) string {
+		if c.FastListenPort > 0 {
+			return strconv.Itoa(c.FastListenPort)
+		}
+		_, p := splitHostPort(c.ListenAddr)
+		if n, err := strconv.Atoi(p); err == nil && n > 2 {
+			return strconv.Itoa(n - 2)
+		}
+		return "0"
+	}, set: func(c *Config, v string) error {
+		c.VIPChannel = true
+		return setInt(&c.FastListenPort, v, 0, 65535)
+	}},
 	{name: "slaveTimeout", get: func(c *Config) string { return millis(orDefault(c.SlaveTimeout, 3*time.Second)) },
 		set: func(c *Config, v string) error { return setMillis(&c.SlaveTimeout, v) }},
 }
