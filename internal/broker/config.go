@@ -224,7 +224,7 @@ type Config struct {
 	StoreWriteFault func(path string, off int64, n int) (written int, err error)
 
 	// Replication (Java MessageStoreConfig and BrokerConfig names;
-	// docs/DESIGN.md "Replication", docs/PROTOCOL.md §14).
+	// docs/DESIGN.md "Replication", docs/PROTOCOL.md §11).
 
 	// Role is brokerRole (ASYNC_MASTER). A SLAVE needs BrokerID > 0.
 	Role BrokerRole

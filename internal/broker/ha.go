@@ -16,7 +16,7 @@ import (
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
-// Replication (docs/DESIGN.md "Replication", docs/PROTOCOL.md §14): the
+// Replication (docs/DESIGN.md "Replication", docs/PROTOCOL.md §11): the
 // classic master/slave model of 4.9.8. A master serves its commit log on
 // the HA port (internal/ha); a SYNC_MASTER answers a send once a slave has
 // acknowledged it. A slave copies the commit log into a replica store,

@@ -1,6 +1,6 @@
 // Package ha is the classic master/slave replication of a 4.9.8 broker
 // (HAService, HAConnection), byte-compatible with Java brokers on the HA
-// port (docs/PROTOCOL.md "HA connection").
+// port (docs/PROTOCOL.md §11.2).
 //
 // A Master listens on the HA port and streams its commit log to each slave
 // that connects, from the offset the slave first reports, in frames of an
