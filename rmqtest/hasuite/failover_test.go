@@ -10,6 +10,7 @@ import (
 
 	"fmt"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -351,4 +352,66 @@ func waitAll(t *testing.T, s *seen, want []string, what string) {
 		sort.Strings(missing)
 		t.Fatalf("%s: %d of %d messages never consumed, e.g. %q", what, len(missing), len(want), missing[0])
 	}
+}
+
+// BenchmarkAsyncReplicationLag sends with 64 sync callers to an
+// ASYNC_MASTER and samples every millisecond how many bytes the slave is
+// behind (master write position − slave write position, read in the same
+// process): lag-median-B and lag-max-B.
+func BenchmarkAsyncReplicationLag(b *testing.B) {
+	if os.Getenv("ROCKETMQ_NAMESRV") != "" {
+		b.Skip("measures the in-process cluster")
+	}
+	c := rmqtest.StartCluster(b, rmqtest.WithSlaves(1))
+	topic := fmt.Sprintf("HALag_%d", time.Now().UnixNano()%1e9)
+	if err := c.CreateTopic(context.Background(), topic, 4); err != nil {
+		b.Fatal(err)
+	}
+	p, err := producer.New(producer.WithGroup("pg_lag"), producer.WithNameServers(c.NameServerAddr()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := p.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	defer p.Shutdown(context.Background())
+	body := make([]byte, 1024)
+	stop := make(chan struct{})
+	samples := make(chan []int64, 1)
+	go func() {
+		var s []int64
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				samples <- s
+				return
+			case <-t.C:
+				if r, err := c.Replication("broker-a"); err == nil {
+					s = append(s, r.MasterOffset-r.SlaveOffsets[1])
+				}
+			}
+		}
+	}()
+	b.SetParallelism(64 / max(1, runtime.GOMAXPROCS(0)))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := p.Send(context.Background(), &rocketmq.Message{Topic: topic, Body: body}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	close(stop)
+	s := <-samples
+	if len(s) == 0 {
+		return
+	}
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	b.ReportMetric(float64(s[len(s)/2]), "lag-median-B")
+	b.ReportMetric(float64(s[len(s)-1]), "lag-max-B")
+	b.ReportMetric(float64(len(s)), "samples")
 }
