@@ -64,8 +64,8 @@ func WithSlaveReadMemory(bytes int64, ratio int) Option {
 }
 
 func (h *haSetup) check() error {
-	if h.slaves < 0 || h.slaves > 8 {
-		return fmt.Errorf("rocketmq: rmqtest: slave count %d out of range 0..8", h.slaves)
+	if h.slaves < 0 || h.slaves > 4 {
+		return fmt.Errorf("rocketmq: rmqtest: slave count %d out of range 0..4", h.slaves)
 	}
 	if h.role != "" {
 		r, err := broker.ParseBrokerRole(h.role)

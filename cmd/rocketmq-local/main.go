@@ -82,8 +82,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.brokers < 1 || o.brokers > 26 {
 		return o, fmt.Errorf("-brokers %d out of range 1..26", o.brokers)
 	}
-	if o.slaves < 0 || o.slaves > 8 {
-		return o, fmt.Errorf("-slaves %d out of range 0..8", o.slaves)
+	if o.slaves < 0 || o.slaves > 4 {
+		return o, fmt.Errorf("-slaves %d out of range 0..4", o.slaves)
 	}
 	if o.role != "ASYNC_MASTER" && o.role != "SYNC_MASTER" {
 		return o, fmt.Errorf("-role must be ASYNC_MASTER or SYNC_MASTER, not %q", o.role)

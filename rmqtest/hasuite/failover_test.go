@@ -317,7 +317,11 @@ func TestConsumersReadFromSlave(t *testing.T) {
 	}
 	s := &seen{m: map[string]int{}}
 	startConsumer(t, c.NameServerAddr(), name(t, "cg"), topic, s)
+	lite := &seen{m: map[string]int{}}
+	stopLite := startLitePull(t, c.NameServerAddr(), name(t, "lite"), topic, lite)
+	defer stopLite()
 	waitAll(t, s, bodies, "from the slave")
+	waitAll(t, lite, bodies, "lite pull from the slave")
 	if err := c.StartBrokerID("broker-a", 0); err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +338,42 @@ func TestConsumersReadFromSlave(t *testing.T) {
 		after = append(after, b)
 	}
 	waitAll(t, s, after, "after the master returned")
-	t.Logf("%d messages read while the master was away, %d after; %d duplicates", len(bodies), len(after), s.duplicates())
+	waitAll(t, lite, after, "lite pull after the master returned")
+	t.Logf("%d messages read while the master was away, %d after; duplicates: push %d, lite pull %d",
+		len(bodies), len(after), s.duplicates(), lite.duplicates())
+}
+
+// startLitePull polls topic into s on a goroutine until the returned stop.
+func startLitePull(t *testing.T, ns, group, topic string, s *seen) (stop func()) {
+	t.Helper()
+	c, err := consumer.NewPull(consumer.WithGroup(group), consumer.WithNameServers(ns),
+		consumer.WithConsumeFrom(consumer.FromFirst), consumer.WithHeartbeatInterval(500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Subscribe(topic, consumer.Tags("*")); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := c.Start(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			msgs, _ := c.Poll(ctx)
+			s.handler(ctx, msgs)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		_ = c.Shutdown(sctx)
+	}
 }
 
 func waitAll(t *testing.T, s *seen, want []string, what string) {
