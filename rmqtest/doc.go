@@ -22,5 +22,14 @@
 // handler that panics inside a cluster started by StartCluster fails the
 // test.
 //
+// WithSlaves gives every broker slaves that replicate it over the HA port
+// as Java 4.9.8's do, and WithBrokerRole("SYNC_MASTER") makes a send wait
+// for a slave. StopBrokerID, CrashBrokerID and StartBrokerID act on one
+// member of a broker group (id 0 its master), and Replication reports how
+// far each slave is:
+//
+//	c := rmqtest.StartCluster(t, rmqtest.WithSlaves(1), rmqtest.WithBrokerRole("SYNC_MASTER"))
+//	c.CrashBrokerID("broker-a", 0) // consumers go on reading from the slave
+//
 // NewCluster is the same for programs that are not tests.
 package rmqtest

@@ -13,7 +13,7 @@ func (c *Cluster) WriteMetrics(w io.Writer) error {
 	var s promtext.Set
 	c.mu.Lock()
 	for _, sl := range c.brokers {
-		if sl.b != nil {
+		if sl.b != nil && sl.id == 0 { // one series per broker name
 			sl.b.CollectMetrics(&s)
 		}
 	}

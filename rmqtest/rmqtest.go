@@ -53,6 +53,8 @@ type config struct {
 	aclReload time.Duration // accounts file poll interval
 
 	tls tlsSetup // WithTLS (tls.go)
+
+	ha haSetup // WithSlaves, WithBrokerRole (slaves.go)
 }
 
 func defaultConfig() config {
@@ -245,6 +247,7 @@ type Cluster struct {
 
 type brokerSlot struct {
 	name string
+	id   int64 // 0: the master; slaves 1, 2, ...
 	cfg  broker.Config
 	b    *broker.Broker // nil while stopped
 }
@@ -322,12 +325,21 @@ func NewCluster(opts ...Option) (*Cluster, error) {
 		return nil, err
 	}
 	c.ns, c.nsAddr = ns, ns.Addr()
+	if err := cfg.ha.check(); err != nil {
+		c.Close(context.Background())
+		return nil, err
+	}
 	for i := 0; i < cfg.brokers; i++ {
 		name := fmt.Sprintf("broker-%c", 'a'+i)
 		slot := &brokerSlot{name: name, cfg: c.brokerConfig(name)}
 		slot.cfg.ListenAddr = addrs[i]
+		c.cfg.ha.master(&slot.cfg)
 		c.brokers = append(c.brokers, slot)
 		if err := c.startSlot(slot); err != nil {
+			c.Close(context.Background())
+			return nil, err
+		}
+		if err := c.startSlaves(slot); err != nil {
 			c.Close(context.Background())
 			return nil, err
 		}
@@ -384,8 +396,11 @@ func (c *Cluster) startSlot(s *brokerSlot) error {
 		b.Close(context.Background())
 		return err
 	}
-	// Restarts keep the port so clients and routes stay valid.
+	// Restarts keep the ports so clients, routes and slaves stay valid.
 	s.cfg.ListenAddr = b.Addr()
+	if a := b.HAAddr(); a != "" {
+		s.cfg.HAListenAddr = a
+	}
 	s.b = b
 	return nil
 }
@@ -397,35 +412,32 @@ func (c *Cluster) NameServerAddr() string { return c.nsAddr }
 func (c *Cluster) BrokerNames() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]string, len(c.brokers))
-	for i, s := range c.brokers {
-		out[i] = s.name
+	var out []string
+	for _, s := range c.brokers {
+		if s.id == 0 {
+			out = append(out, s.name)
+		}
 	}
 	return out
 }
 
-// BrokerAddr is the address of the named broker ("" if unknown).
-func (c *Cluster) BrokerAddr(name string) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.brokers {
-		if s.name == name {
-			return s.cfg.ListenAddr
-		}
-	}
-	return ""
-}
+// BrokerAddr is the address of the named broker's master ("" if unknown).
+func (c *Cluster) BrokerAddr(name string) string { return c.BrokerAddrID(name, 0) }
 
 // StoreDir is the named broker's store directory.
-func (c *Cluster) StoreDir(name string) string {
-	return filepath.Join(c.cfg.dir, name)
-}
+func (c *Cluster) StoreDir(name string) string { return c.storeDirID(name, 0) }
 
-func (c *Cluster) slot(name string) (*brokerSlot, error) {
+// slot is the named broker's master.
+func (c *Cluster) slot(name string) (*brokerSlot, error) { return c.slotID(name, 0) }
+
+func (c *Cluster) slotID(name string, id int64) (*brokerSlot, error) {
 	for _, s := range c.brokers {
-		if s.name == name {
+		if s.name == name && s.id == id {
 			return s, nil
 		}
+	}
+	if id != 0 {
+		return nil, fmt.Errorf("%w: %q id %d", ErrUnknownBroker, name, id)
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownBroker, name)
 }
@@ -433,21 +445,21 @@ func (c *Cluster) slot(name string) (*brokerSlot, error) {
 // StopBroker shuts the named broker down cleanly (it unregisters from the
 // NameServer). StartBroker brings it back on the same address and store.
 func (c *Cluster) StopBroker(ctx context.Context, name string) error {
-	return c.stopBroker(name, func(b *broker.Broker) error { return b.Close(ctx) })
+	return c.StopBrokerID(ctx, name, 0)
 }
 
 // CrashBroker stops the named broker as if its process were killed: no
 // unregistration, no flush of offsets or checkpoint. StartBroker then runs
 // crash recovery on its store.
 func (c *Cluster) CrashBroker(name string) error {
-	return c.stopBroker(name, (*broker.Broker).Crash)
+	return c.CrashBrokerID(name, 0)
 }
 
 // stopBroker stops the named broker with stop unless it is not running.
-func (c *Cluster) stopBroker(name string, stop func(*broker.Broker) error) error {
+func (c *Cluster) stopBroker(name string, id int64, stop func(*broker.Broker) error) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, err := c.slot(name)
+	s, err := c.slotID(name, id)
 	if err != nil {
 		return err
 	}
@@ -460,10 +472,14 @@ func (c *Cluster) stopBroker(name string, stop func(*broker.Broker) error) error
 }
 
 // StartBroker starts a stopped or crashed broker again.
-func (c *Cluster) StartBroker(name string) error {
+func (c *Cluster) StartBroker(name string) error { return c.StartBrokerID(name, 0) }
+
+// StartBrokerID starts the stopped or crashed broker id of name again
+// (0: its master).
+func (c *Cluster) StartBrokerID(name string, id int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, err := c.slot(name)
+	s, err := c.slotID(name, id)
 	if err != nil {
 		return err
 	}

@@ -109,8 +109,15 @@ func applyBrokerFlags(cfg *broker.Config, o options) error {
 	if set["brokers"] && o.brokers != 1 {
 		return errors.New("-c runs one broker: -brokers does not apply")
 	}
+	if set["slaves"] && o.slaves != 0 {
+		return errors.New("-c runs one broker: -slaves does not apply (run each slave's conf with -c)")
+	}
 	if set["broker"] {
 		cfg.ListenAddr = o.broker
+		if _, port, err := net.SplitHostPort(o.broker); err == nil && port == "0" {
+			cfg.HAListenPort = 0   // a free HA port beside a free listen port
+			cfg.FastListenPort = 0 // the VIP channel below it
+		}
 	}
 	if set["data"] {
 		cfg.StoreDir = o.data
@@ -272,6 +279,9 @@ func serveJavaConf(ctx context.Context, o options, stdout, stderr io.Writer) err
 			return errors.Join(err, closeAll(), fresh.remove())
 		}
 		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", b.Name(), b.Addr(), bcfg.StoreDir)
+		if a := b.HAAddr(); a != "" {
+			fmt.Fprintf(stdout, "%s-ha listening on %s (%s)\n", b.Name(), a, b.Role())
+		}
 	}
 	stopConsole := func() {}
 	if o.console != "off" && o.console != "" && len(bcfg.NameServers) > 0 {

@@ -125,8 +125,7 @@ func TestJavaConfTwoMasters(t *testing.T) {
 		"-data", filepath.Join(dir, "store-a"), "-namesrv-addr", nsAddr)
 	b, _ := startConf(t, 1, "-c", confs["broker-b-sync.conf"], "-broker", "127.0.0.1:0",
 		"-data", filepath.Join(dir, "store-b"), "-namesrv-addr", nsAddr)
-	for _, w := range []string{"haListenPort=10912 has no effect", "brokerRole=ASYNC_MASTER has no effect",
-		"checkTransactionMessageEnable=false has no effect"} {
+	for _, w := range []string{"checkTransactionMessageEnable=false has no effect"} {
 		if !strings.Contains(aErr.String(), w) {
 			t.Errorf("broker-a warnings lack %q:\n%s", w, aErr.String())
 		}
@@ -218,7 +217,9 @@ func TestJavaConfParse(t *testing.T) {
 			check: func(c broker.Config) bool { return len(c.NameServers) == 2 && c.NameServers[0] == "127.0.0.1:1" }},
 		{name: "acl file beside the conf", conf: "aclEnable=true\n",
 			check: func(c broker.Config) bool { return c.AclEnable && c.AclFile == filepath.Join(dir, "plain_acl.yml") }},
-		{name: "brokerRole slave refused", conf: "brokerRole=SLAVE\n", err: "brokerRole"},
+		{name: "brokerRole slave", conf: "brokerRole=SLAVE\nbrokerId=1\nslaveReadEnable=true\n",
+			check: func(c broker.Config) bool { return c.Role == broker.RoleSlave && c.BrokerID == 1 && c.SlaveReadEnable }},
+		{name: "brokerRole misspelt", conf: "brokerRole=Slave\n", err: "brokerRole"},
 		{name: "malformed escape", conf: "brokerName=\\u00\n", err: "malformed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,6 +59,8 @@ type options struct {
 	broker        string
 	data          string
 	brokers       int
+	slaves        int
+	role          string
 	cluster       string
 	flush         string
 	verbose       bool
@@ -116,6 +118,12 @@ func parseArgs(args []string, usage io.Writer) (options, error) {
 	if o.brokers < 1 || o.brokers > 26 {
 		return o, fmt.Errorf("-brokers %d out of range 1..26", o.brokers)
 	}
+	if o.slaves < 0 || o.slaves > 4 {
+		return o, fmt.Errorf("-slaves %d out of range 0..4", o.slaves)
+	}
+	if o.role != "ASYNC_MASTER" && o.role != "SYNC_MASTER" {
+		return o, fmt.Errorf("-role must be ASYNC_MASTER or SYNC_MASTER, not %q", o.role)
+	}
 	if o.flush != "async" && o.flush != "sync" {
 		return o, fmt.Errorf("-flush must be async or sync, not %q", o.flush)
 	}
@@ -171,6 +179,8 @@ func newFlagSet(o *options, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.broker, "broker", "127.0.0.1:10911", "first broker's listen `ADDR`; broker i listens on port+10*i (port 0: random ports)")
 	fs.StringVar(&o.data, "data", "./rocketmq-data", "store root; broker-a stores under `DIR`/broker-a")
 	fs.IntVar(&o.brokers, "brokers", 1, "number of brokers (broker-a, broker-b, ...)")
+	fs.IntVar(&o.slaves, "slaves", 0, "slaves per broker (brokerId 1..N, replicating over the HA port; slave i of a broker listens on its port+2*i)")
+	fs.StringVar(&o.role, "role", "ASYNC_MASTER", "role of the masters: ASYNC_MASTER or SYNC_MASTER (answers a send once a slave has it)")
 	fs.StringVar(&o.cluster, "cluster", "DefaultCluster", "cluster name")
 	fs.StringVar(&o.flush, "flush", "async", "flush mode: async or sync")
 	fs.BoolVar(&o.verbose, "v", false, "log server events to stderr")
@@ -252,6 +262,8 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) (err error)
 		rmqtest.WithNameServerAddr(o.namesrv),
 		rmqtest.WithBrokerAddr(o.broker),
 		rmqtest.WithBrokers(o.brokers),
+		rmqtest.WithSlaves(o.slaves),
+		rmqtest.WithBrokerRole(o.role),
 		rmqtest.WithClusterName(o.cluster),
 		rmqtest.WithStoreDir(o.data),
 		rmqtest.WithCommitLogSegmentSize(o.segmentSize),
@@ -331,6 +343,10 @@ func serve(ctx context.Context, o options, stdout, stderr io.Writer) (err error)
 	fmt.Fprintf(stdout, "namesrv listening on %s\n", c.NameServerAddr())
 	for _, name := range c.BrokerNames() {
 		fmt.Fprintf(stdout, "%s listening on %s (store %s)\n", name, c.BrokerAddr(name), c.StoreDir(name))
+		for id := int64(1); id <= int64(o.slaves); id++ {
+			fmt.Fprintf(stdout, "%s-s%d listening on %s (slave %d of %s, store %s)\n", name, id,
+				c.BrokerAddrID(name, id), id, name, c.StoreDirID(name, id))
+		}
 	}
 	up = true
 	<-ctx.Done()

@@ -188,16 +188,9 @@ var confAliases = map[string]string{
 }
 
 // confNoEffect are keys a Java broker.conf carries that this broker
-// accepts without acting on them: its one listener, no replication.
+// accepts without acting on them: its one listener (replication's keys are
+// haconf.go's).
 var confNoEffect = map[string]func(string) error{
-	"haListenPort":   intCheck(0, 65535),
-	"fastListenPort": intCheck(0, 65535),
-	"brokerRole": func(v string) error {
-		if v != "ASYNC_MASTER" && v != "SYNC_MASTER" {
-			return errors.New("only ASYNC_MASTER and SYNC_MASTER are supported (no replication)")
-		}
-		return nil
-	},
 	"checkTransactionMessageEnable": func(string) error { return nil },
 }
 

@@ -45,6 +45,7 @@ type Broker struct {
 	tx       *txService       // half messages and their checks
 	acl      *acl.Watcher     // accounts when AclEnable; nil otherwise
 	conf     *brokerConf      // GET/UPDATE_BROKER_CONFIG and the values they change live
+	ha       haState          // replication (ha.go)
 
 	addr      string         // published ip:port
 	storeHost netip.AddrPort // written into every record
@@ -121,7 +122,8 @@ func New(cfg Config) (*Broker, error) {
 		FlushInterval:              cfg.FlushInterval,
 		MaxMessageSize:             cfg.MaxMessageSize,
 		Logger:                     b.log,
-		OnDispatch:                 b.pulls.notify,
+		OnDispatch:                 b.onDispatch,
+		Replica:                    cfg.Role == RoleSlave,
 		TagsCode:                   b.recoveredTagsCode,
 		DiskSpaceWarningLevelRatio: cfg.DiskSpaceWarningLevelRatio,
 		DiskCheckInterval:          cfg.DiskCheckInterval,
@@ -141,6 +143,7 @@ func New(cfg Config) (*Broker, error) {
 		b.syncs = newSyncReplies(st.FlushProgress, st.SyncFlushTimeout())
 		b.syncs.failed = st.SyncFailed
 	}
+	b.haInit()
 	b.schedule = newScheduleService(b)
 	b.timers = newTimerService(b)
 	if err := b.loadDelayed(); err != nil {
@@ -200,12 +203,18 @@ func (b *Broker) Start() error {
 		}
 	}
 	b.storeHost = ap
+	if err := b.startHA(); err != nil {
+		b.srv.Close(context.Background())
+		return err
+	}
+	b.startVIP()
 	b.started = true
 	close(b.ready)
 	b.wgMu.Lock()
 	b.running = true
 	b.wgMu.Unlock()
 	b.topics.ensureSystemTopics()
+	b.startHALoops()
 	b.every(b.cfg.RegisterInterval, func(ctx context.Context) { b.registerAll(ctx) })
 	b.every(b.cfg.OffsetFlushInterval, func(context.Context) { b.offsets.persistLogged() })
 	b.every(b.cfg.ClientScanInterval, func(context.Context) { b.clients.scanExpired() })
@@ -214,8 +223,10 @@ func (b *Broker) Start() error {
 	if b.syncs != nil {
 		b.loop(b.syncs.run)
 	}
-	b.startDelayed()
-	b.every(b.cfg.TransactionCheckInterval, b.tx.round)
+	if !b.isSlave() { // delays, timers and check-backs run on masters only
+		b.startDelayed()
+		b.every(b.cfg.TransactionCheckInterval, b.tx.round)
+	}
 	if b.acl != nil {
 		b.loop(b.acl.Run)
 	}
@@ -275,6 +286,9 @@ func (b *Broker) shutdown(ctx context.Context, clean bool) error {
 		if err := b.srv.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := b.closeHA(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	b.nsCli.Close()
 	if clean {

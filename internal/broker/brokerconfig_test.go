@@ -226,9 +226,19 @@ func TestConfigSetProperty(t *testing.T) {
 		{"storePathRootDir", "/data/s", func(c *Config) bool { return c.StoreDir == "/data/s" }, false, ""},
 		{"storePathCommitLog", "/store/commitlog", func(*Config) bool { return true }, false, ""},
 		{"storePathCommitLog", "/elsewhere/commitlog", nil, false, "storePathCommitLog"},
-		{"brokerRole", "SYNC_MASTER", func(*Config) bool { return true }, true, ""},
-		{"brokerRole", "SLAVE", nil, true, "brokerRole"},
-		{"haListenPort", "10912", func(*Config) bool { return true }, true, ""},
+		{"brokerRole", "SYNC_MASTER", func(c *Config) bool { return c.Role == RoleSyncMaster }, false, ""},
+		{"brokerRole", "SLAVE", func(c *Config) bool { return c.Role == RoleSlave }, false, ""},
+		{"brokerRole", "slave", nil, false, "brokerRole"},
+		{"haListenPort", "10912", func(c *Config) bool { return c.HAListenPort == 10912 }, false, ""},
+		{"haMasterAddress", "127.0.0.1:10922", func(c *Config) bool { return c.HAMasterAddress == "127.0.0.1:10922" }, false, ""},
+		{"haSendHeartbeatInterval", "5000", func(c *Config) bool { return c.HASendHeartbeatInterval == 5*time.Second }, false, ""},
+		{"haSlaveFallbehindMax", "268435456", func(c *Config) bool { return c.HASlaveFallbehindMax == 256<<20 }, false, ""},
+		{"haTransferBatchSize", "0", nil, false, "haTransferBatchSize"},
+		{"slaveReadEnable", "true", func(c *Config) bool { return c.SlaveReadEnable }, false, ""},
+		{"accessMessageInMemoryMaxRatio", "0", func(c *Config) bool { return c.AccessMessageInMemoryMaxRatio < 0 }, false, ""},
+		{"accessMessageInMemoryMaxRatio", "30", func(c *Config) bool { return c.AccessMessageInMemoryMaxRatio == 30 }, false, ""},
+		{"slaveTimeout", "1500", func(c *Config) bool { return c.SlaveTimeout == 1500*time.Millisecond }, false, ""},
+		{"brokerIP2", "127.0.0.3", func(c *Config) bool { return c.BrokerIP2 == "127.0.0.3" }, false, ""},
 	} {
 		t.Run(tc.key+"="+tc.value, func(t *testing.T) {
 			c := Config{ListenAddr: "127.0.0.1:10911", StoreDir: "/store"}

@@ -226,6 +226,55 @@ type Config struct {
 	StoreReserveFault func(path string, off, n int64) error
 	// StoreSyncFault is store.Config.SyncFault, for tests.
 	StoreSyncFault func(path string) error
+
+	// Replication (Java MessageStoreConfig and BrokerConfig names;
+	// docs/DESIGN.md "Replication", docs/PROTOCOL.md §11).
+
+	// Role is brokerRole (ASYNC_MASTER). A SLAVE needs BrokerID > 0.
+	Role BrokerRole
+	// HAListenAddr is where a master's HA service listens; empty: the
+	// listen host with HAListenPort.
+	HAListenAddr string
+	// HAListenPort is haListenPort; 0: the listen port + 1 (a free port
+	// when the listen port is 0).
+	HAListenPort int
+	// BrokerIP2 is brokerIP2, the host of the published HA address
+	// (default the published address's host).
+	BrokerIP2 string
+	// HAMasterAddress is haMasterAddress: a slave's master HA address;
+	// empty: the one REGISTER_BROKER answers carry.
+	HAMasterAddress string
+	// HASendHeartbeatInterval is haSendHeartbeatInterval (5 s).
+	HASendHeartbeatInterval time.Duration
+	// HAHousekeepingInterval is haHousekeepingInterval (20 s).
+	HAHousekeepingInterval time.Duration
+	// HATransferBatchSize is haTransferBatchSize (32 KiB).
+	HATransferBatchSize int
+	// HASlaveFallbehindMax is haSlaveFallbehindMax (256 MiB): a slave
+	// further behind is not waited for by a SYNC_MASTER.
+	HASlaveFallbehindMax int64
+	// SlaveReadEnable is slaveReadEnable (false): pulls may be sent to a
+	// slave, and a master suggests it for messages not in memory.
+	SlaveReadEnable bool
+	// AccessMessageInMemoryMaxRatio is accessMessageInMemoryMaxRatio (40,
+	// percent of PhysicalMemory); negative means 0.
+	AccessMessageInMemoryMaxRatio int
+	// PhysicalMemory replaces the machine's memory size in the slave-read
+	// rule (tests); 0: the machine's.
+	PhysicalMemory int64
+	// SlaveTimeout is slaveTimeout (3 s): how long a SYNC_MASTER send
+	// waits for a slave before FLUSH_SLAVE_TIMEOUT.
+	SlaveTimeout time.Duration
+	// SlaveSyncInterval is how often a slave copies its master's topics,
+	// groups and offsets (10 s, first after at most 3 s, as Java).
+	SlaveSyncInterval time.Duration
+	// HAConnectRetryInterval separates a slave's connection attempts (5 s).
+	HAConnectRetryInterval time.Duration
+	// VIPChannel opens the VIP port (fastListenPort) too, as Java brokers
+	// always do; Java slaves copy their master's topics through it.
+	// FastListenPort is that port; 0: the listen port - 2. Default off.
+	VIPChannel     bool
+	FastListenPort int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -354,6 +403,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.AclEnable && c.AclFile == "" {
 		return c, errors.New("rocketmq: broker: AclEnable needs AclFile")
+	}
+	if err := c.haDefaults(); err != nil {
+		return c, err
 	}
 	if c.ConfigPath == "" {
 		c.ConfigPath = filepath.Join(c.StoreDir, "config", "broker.properties")

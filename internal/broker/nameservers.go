@@ -72,6 +72,7 @@ func (b *Broker) registerAll(ctx context.Context) {
 		err := b.nsCli.InvokeAsync(ctx, ns, req, func(resp *remoting.Command, err error) {
 			if err == nil {
 				err = remoting.ResponseError(resp)
+				b.onRegistered(resp)
 			}
 			if err != nil {
 				b.log.Warn("register with name server", "namesrv", ns, "err", err)
@@ -172,6 +173,14 @@ func (b *Broker) unregisterAll(ctx context.Context) {
 // haAddr is ip:(listenPort+1), what Java publishes as haServerAddr.
 func (b *Broker) haAddr() string {
 	host, port, err := net.SplitHostPort(b.addr)
+	if b.cfg.BrokerIP2 != "" && err == nil {
+		host = b.cfg.BrokerIP2
+	}
+	if b.ha.addr != "" {
+		if _, p, err := net.SplitHostPort(b.ha.addr); err == nil {
+			return net.JoinHostPort(host, p)
+		}
+	}
 	if err != nil {
 		return b.addr
 	}

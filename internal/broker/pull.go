@@ -112,6 +112,11 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 		MinOffset:       res.MinOffset,
 		MaxOffset:       res.MaxOffset,
 	}
+	rh.SuggestWhichBrokerID = b.pullSuggestion(&gc, &res)
+	if b.isSlave() && !b.cfg.SlaveReadEnable {
+		code, rh.SuggestWhichBrokerID = remoting.PullRetryImmediately, 0
+	}
+	resp.Code = code
 	resp.Ext = rh.AppendExt(make(remoting.ExtFields, 0, 4))
 	switch code {
 	case remoting.Success:
@@ -146,7 +151,7 @@ func (b *Broker) pull(c *server.Conn, req *remoting.Command, allowSuspend bool) 
 		b.pulls.putBuf(buf, res.Data)
 		buf = nil
 	}
-	if allowSuspend && h.SysFlag&remoting.PullFlagCommitOffset != 0 {
+	if allowSuspend && h.SysFlag&remoting.PullFlagCommitOffset != 0 && !b.isSlave() {
 		b.offsets.commit(h.ConsumerGroup, h.Topic, h.QueueID, h.CommitOffset)
 	}
 	return resp, buf

@@ -362,7 +362,13 @@ func (b *Broker) sendOne(ctx context.Context, c *server.Conn, req *remoting.Comm
 // unless the message said WAIT=false) nil after handing it to syncReplies,
 // which sends it once the store has synced the records.
 func (b *Broker) replyWhenDurable(c *server.Conn, req, resp *remoting.Command, res *store.PutResult, wait bool) *remoting.Command {
-	if b.syncs == nil || !wait || req.IsOneway() {
+	if !wait || req.IsOneway() {
+		return resp
+	}
+	if b.waitForSlave(c, req, resp, res.End()) {
+		return nil // SYNC_MASTER: answered once a slave has it (then synced)
+	}
+	if b.syncs == nil {
 		return resp
 	}
 	stampResponse(resp)

@@ -23,6 +23,13 @@ type syncReplies struct {
 	timeout  time.Duration
 	// failed is the store's SyncFailed; nil: syncs never fail.
 	failed func() bool
+	// timeoutCode replaces SUCCESS at the deadline (FLUSH_DISK_TIMEOUT;
+	// the replication waiter's is FLUSH_SLAVE_TIMEOUT).
+	timeoutCode int32
+	// next, if set, takes the sends this waiter is done with instead of
+	// their being answered: a SYNC_MASTER with sync flush waits for the
+	// slave, then for the device.
+	next *syncReplies
 
 	mu      sync.Mutex
 	pending []syncReply // in the order registered: targets nearly ascending
@@ -39,7 +46,7 @@ type syncReply struct {
 }
 
 func newSyncReplies(progress func() (int64, <-chan struct{}), timeout time.Duration) *syncReplies {
-	return &syncReplies{progress: progress, timeout: timeout, kick: make(chan struct{}, 1)}
+	return &syncReplies{progress: progress, timeout: timeout, timeoutCode: remoting.FlushDiskTimeout, kick: make(chan struct{}, 1)}
 }
 
 // add answers req with resp once the commit log is durable up to target.
@@ -73,7 +80,14 @@ func (r *syncReplies) run(ctx context.Context) {
 		failed := r.failed != nil && r.failed()
 		var oldest time.Time
 		ready, oldest = r.take(ready[:0], flushed, time.Now(), failed)
-		corked = answer(ready, corked[:0])
+		if r.next != nil {
+			for i := range ready {
+				p := &ready[i]
+				r.next.add(p.c, &p.req, p.resp, p.target)
+			}
+		} else {
+			corked = answer(ready, corked[:0])
+		}
 		clear(ready) // drop the connections and commands
 		clear(corked)
 		if oldest.IsZero() {
@@ -108,7 +122,13 @@ func (r *syncReplies) take(ready []syncReply, flushed int64, now time.Time, fail
 		case p.target <= flushed:
 			ready = append(ready, p)
 		case failed || !now.Before(p.deadline):
-			p.resp.Code = remoting.FlushDiskTimeout
+			switch {
+			case p.resp.Code != remoting.Success: // a replication failure wins
+			case failed:
+				p.resp.Code = remoting.FlushDiskTimeout
+			default:
+				p.resp.Code = r.timeoutCode
+			}
 			ready = append(ready, p)
 		default:
 			if oldest.IsZero() || p.deadline.Before(oldest) {

@@ -150,6 +150,7 @@ var zh = map[string]string{
 	"Producers":                    "生产者",
 	"Properties":                   "属性",
 	"Put TPS":                      "生产 TPS",
+	"Replication lag":              "复制延迟",
 	"Put today":                    "今日生产",
 	"Queue":                        "队列",
 	"Queue offset":                 "队列位点",

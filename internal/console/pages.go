@@ -173,6 +173,10 @@ type brokerRow struct {
 	DiskRatio                    string
 	PutToday, GetToday           string
 	Err                          string
+	// MaxOffset is the commit-log max offset; Lag, on a slave's row, how
+	// many bytes it is behind its master ("" unknown).
+	MaxOffset int64
+	Lag       string
 }
 
 func (s *Server) cluster(ctx context.Context, r *http.Request, v *view) {
@@ -233,10 +237,32 @@ func (s *Server) brokerRows(ctx context.Context) ([]brokerRow, error) {
 			}
 			b.PutToday = kv["msgPutTotalTodayNow"]
 			b.GetToday = kv["msgGetTotalTodayNow"]
+			if n, err := strconv.ParseInt(kv["commitLogMaxOffset"], 10, 64); err == nil {
+				b.MaxOffset = n
+			}
 		}()
 	}
 	wg.Wait()
+	replicationLag(rows)
 	return rows, nil
+}
+
+// replicationLag fills each slave row's Lag: its master's commit-log max
+// offset minus its own, both read in the same round.
+func replicationLag(rows []brokerRow) {
+	masters := map[[2]string]int64{}
+	for i := range rows {
+		if rows[i].ID == remoting.MasterID && rows[i].Err == "" {
+			masters[[2]string{rows[i].Cluster, rows[i].Name}] = rows[i].MaxOffset
+		}
+	}
+	for i := range rows {
+		b := &rows[i]
+		m, ok := masters[[2]string{b.Cluster, b.Name}]
+		if b.ID != remoting.MasterID && ok && b.Err == "" {
+			b.Lag = strconv.FormatInt(max(m-b.MaxOffset, 0), 10) + " B"
+		}
+	}
 }
 
 // firstFloat reads the first of Java's "10s 1min 10min" TPS figures

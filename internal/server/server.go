@@ -102,6 +102,7 @@ type Server struct {
 
 	cli        *gnet.Client // gnet's loops, without a listener of gnet's
 	ln         net.Listener
+	extra      extraListeners // ListenAlso (extra.go)
 	acceptDone chan struct{}
 	addr       string
 	closedCh   chan struct{} // closed when Close has finished
@@ -308,6 +309,7 @@ func (s *Server) Close(ctx context.Context) error {
 func (s *Server) stopEngine() {
 	_ = s.ln.Close()
 	<-s.acceptDone
+	s.closeExtra()
 	s.stopHandshakes()
 	if err := s.cli.Stop(); err != nil {
 		s.log.Debug("event loops stopped", "err", err)

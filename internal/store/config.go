@@ -99,6 +99,10 @@ type Config struct {
 	// tests.
 	SyncFault func(path string) error
 
+	// Replica makes the store a slave's copy of a master's commit log: puts
+	// are refused with ErrReplica and AppendReplica writes (ha.go).
+	Replica bool
+
 	// Logger receives store events. Default: discard.
 	Logger *slog.Logger
 	// Clock gives store timestamps. Default time.Now.

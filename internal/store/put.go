@@ -304,6 +304,9 @@ func (s *Store) appendLocked(buf []byte, metas []recMeta, qs []*consumeQueue) (r
 	if s.closed.Load() {
 		return res, ErrClosed
 	}
+	if s.cfg.Replica {
+		return res, ErrReplica
+	}
 	if err := s.writableLocked(); err != nil {
 		return res, err
 	}

@@ -75,6 +75,9 @@ type GetResult struct {
 	Messages int
 	// Data is dst with the records appended back to back (pull body layout).
 	Data []byte
+	// LastPhysicalOffset is the commit-log offset of the last entry looked
+	// at (Java maxPhyOffsetPulling), for the slave-read hint.
+	LastPhysicalOffset int64
 }
 
 // GetMessages appends to dst the records of queue (Topic, QueueID) from
@@ -167,6 +170,9 @@ func (s *Store) GetMessages(dst []byte, req *GetRequest) (res GetResult, err err
 			pinned = f
 		}
 		e := entryIn(f, n)
+		if !e.filler() {
+			res.LastPhysicalOffset = e.phys
+		}
 		if count > 0 && (count >= maxMsgs || size+int(e.size) > maxBytes) {
 			break
 		}

@@ -53,7 +53,8 @@ type Store struct {
 	cqCache *fileCache                 // consume-queue files open at once
 	idx     indexService
 	deleted map[string]int64 // topic → commit-log offset it was deleted at; under mu
-	idxEnd  int64            // recovery only: newest commit-log offset in the index
+	idxEnd  int64            // recovery and replicas: newest commit-log offset in the index
+	rep     replicaState     // under mu: Config.Replica's dispatch cursor (ha.go)
 
 	lockFile *os.File
 	ckptFile *os.File
