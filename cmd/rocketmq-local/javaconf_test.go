@@ -303,7 +303,7 @@ func TestJavaConfConsole(t *testing.T) {
 	}
 	conf := writeFile(t, dir, "broker-a.conf", string(data))
 	ns, _ := startConf(t, 1, "-n", writeFile(t, dir, "namesrv.conf", "listenPort=9876\n"), "-namesrv", "127.0.0.1:0", "-console", "off")
-	addrs, _ := startConf(t, 2, "-c", conf, "-broker", "127.0.0.1:0",
+	addrs, _ := startConf(t, 3, "-c", conf, "-broker", "127.0.0.1:0",
 		"-data", filepath.Join(dir, "store"), "-namesrv-addr", ns["namesrv"], "-console", "127.0.0.1:0")
 	var body string
 	testutil.WaitFor(t, 20*time.Second, "the console's cluster page listing broker-a", func() bool {
