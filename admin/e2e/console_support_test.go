@@ -21,10 +21,17 @@ func TestMessagesByTime(t *testing.T) {
 	ids := e.send(t, topic, 10)
 	end := time.Now().Add(time.Second)
 
-	msgs, err := e.adm.MessagesByTime(ctx, topic, begin, end, 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A Java broker indexes a message for pulls after the send returns:
+	// wait until it has indexed all.
+	var msgs []*rocketmq.MessageExt
+	testutil.WaitFor(t, wait, "the 10 messages to be pullable", func() bool {
+		var err error
+		msgs, err = e.adm.MessagesByTime(ctx, topic, begin, end, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(msgs) >= len(ids)
+	})
 	var got []string
 	for i, m := range msgs {
 		got = append(got, m.MsgID)
@@ -62,10 +69,15 @@ func TestMessagesByTime(t *testing.T) {
 	last := msgs[len(msgs)-1].StoreTimestamp
 	testutil.WaitFor(t, wait, "the clock past the first batch", func() bool { return time.Now().UnixMilli() > last })
 	ids2 := e.send(t, topic, 4)
-	all, err := e.adm.MessagesByTime(ctx, topic, begin, time.Now().Add(time.Second), 100)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var all []*rocketmq.MessageExt
+	testutil.WaitFor(t, wait, "the 14 messages to be pullable", func() bool {
+		var err error
+		all, err = e.adm.MessagesByTime(ctx, topic, begin, time.Now().Add(time.Second), 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(all) >= 14
+	})
 	if len(all) != 14 {
 		t.Fatalf("both batches: %d messages", len(all))
 	}

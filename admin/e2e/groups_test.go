@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -11,13 +12,26 @@ import (
 	"github.com/go-rocketmq/rocketmq/admin"
 	"github.com/go-rocketmq/rocketmq/internal/testutil"
 	"github.com/go-rocketmq/rocketmq/remoting"
+	"github.com/go-rocketmq/rocketmq/rmqtest"
 )
 
 // TestGroupLifecycle: a group created in the cluster is on the broker with
 // the settings given; deleted, it is gone, and deleting it again fails
-// typed.
+// typed. In a cluster of several masters it fails typed only once no
+// master has it.
 func TestGroupLifecycle(t *testing.T) {
-	e := start(t)
+	for _, brokers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d brokers", brokers), func(t *testing.T) {
+			e := start(t, rmqtest.WithBrokers(brokers))
+			if e.local == nil && brokers > 1 {
+				t.Skipf("the external cluster (%s is set) is checked once, by the first case", envExternal)
+			}
+			groupLifecycle(t, e)
+		})
+	}
+}
+
+func groupLifecycle(t *testing.T, e *env) {
 	ctx := ctxT(t)
 	g := name(t, "cg")
 	gc := admin.NewGroupConfig(g)
@@ -46,6 +60,37 @@ func TestGroupLifecycle(t *testing.T) {
 	}
 	if err := e.adm.DeleteGroup(ctx, e.brokerAddr, g, false); !errors.Is(err, remoting.ErrSubscriptionGroupNotExist) {
 		t.Fatalf("second delete: %v", err)
+	}
+	// The other masters of the cluster still have it: deleting in the
+	// cluster removes it there, and only then is it missing everywhere.
+	masters, err := rmqtest.MasterBrokers(ctx, e.ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bn, addr := range masters {
+		groups, err := e.adm.Groups(ctx, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := groups[g]; ok != (bn != e.broker) {
+			t.Fatalf("group %s on %s after deleting it on %s: %v", g, bn, e.broker, ok)
+		}
+	}
+	err = e.adm.DeleteGroupInCluster(ctx, e.cluster, g, false)
+	if len(masters) > 1 && err != nil {
+		t.Fatalf("delete in cluster of a group the other masters have: %v", err)
+	}
+	if len(masters) == 1 && !errors.Is(err, remoting.ErrSubscriptionGroupNotExist) {
+		t.Fatalf("delete in cluster of a missing group: %v", err)
+	}
+	for bn, addr := range masters {
+		groups, err := e.adm.Groups(ctx, addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := groups[g]; ok {
+			t.Fatalf("group %s still on %s after deleting it in the cluster", g, bn)
+		}
 	}
 	if err := e.adm.DeleteGroupInCluster(ctx, e.cluster, g, false); !errors.Is(err, remoting.ErrSubscriptionGroupNotExist) {
 		t.Fatalf("delete in cluster of a missing group: %v", err)

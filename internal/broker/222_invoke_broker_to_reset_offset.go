@@ -9,15 +9,14 @@ import (
 
 	"github.com/go-rocketmq/rocketmq"
 	"github.com/go-rocketmq/rocketmq/internal/server"
-	"github.com/go-rocketmq/rocketmq/internal/store"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
 // handleInvokeBrokerToResetOffset is INVOKE_BROKER_TO_RESET_OFFSET (222)
 // (Java Broker2Client.resetOffset, docs/PROTOCOL.md §9.15): for every write
-// queue of the topic the new offset is the one at the timestamp (-1: the
-// queue's end), or the group's committed offset if that is smaller and
-// isForce is not set. Each live consumer of the group is told with
+// queue of the topic the new offset is the one 4.9.8 finds for the timestamp
+// (offsetNearTime; -1: the queue's end), or the group's committed offset if
+// that is smaller and isForce is not set. Each live consumer of the group is told with
 // RESET_CONSUMER_CLIENT_OFFSET (oneway) and the answer carries the table.
 // Beyond 4.9.8, which leaves the stored offsets to the consumers, the
 // broker commits the table itself, so the reset also holds for members
@@ -41,7 +40,7 @@ func (b *Broker) handleInvokeBrokerToResetOffset(_ context.Context, c *server.Co
 		var off int64
 		if h.Timestamp == -1 {
 			off = b.store.MaxOffset(h.Topic, i)
-		} else if o, err := b.store.OffsetByTimestamp(h.Topic, i, h.Timestamp, store.BoundaryLower); err == nil {
+		} else if o, err := b.offsetNearTime(h.Topic, i, h.Timestamp); err == nil {
 			off = o
 		}
 		off = max(off, 0)

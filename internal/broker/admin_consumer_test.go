@@ -196,6 +196,8 @@ func TestInvokeBrokerToResetOffset(t *testing.T) {
 		{"to the end, not forced: committed offsets stay", remoting.LanguageGo, -1, false, map[rocketmq.MessageQueue]int64{mq(0): 2, mq(1): 0}},
 		{"to the end, forced", remoting.LanguageGo, -1, true, map[rocketmq.MessageQueue]int64{mq(0): 3, mq(1): 1}},
 		{"to a time before every message", remoting.LanguageGo, before, false, map[rocketmq.MessageQueue]int64{mq(0): 0, mq(1): 0}},
+		// 4.9.8 finds the last message for a time after it.
+		{"to a time after every message, forced", remoting.LanguageGo, time.Now().Add(time.Hour).UnixMilli(), true, map[rocketmq.MessageQueue]int64{mq(0): 2, mq(1): 0}},
 		{"a C++ admin: the list form", remoting.LanguageCPP, -1, true, map[rocketmq.MessageQueue]int64{mq(0): 3, mq(1): 1}},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -335,13 +336,77 @@ func TestOffsetQueueCodes(t *testing.T) {
 		{puts[1].StoreTimestamp, "", 1},
 		{puts[1].StoreTimestamp, "LOWER", 1},
 		{puts[1].StoreTimestamp, "upper", 1},
-		{puts[2].StoreTimestamp + 1000, "", 3},
+		{puts[2].StoreTimestamp + 1000, "", 2}, // 4.9.8: the last message
+		{puts[2].StoreTimestamp + 1000, "LOWER", 3},
 		{puts[2].StoreTimestamp + 1000, "UPPER", 2},
 	} {
 		if got := search(c.ts, c.boundary); got != c.want {
 			t.Errorf("search %d %q: %d, want %d", c.ts, c.boundary, got, c.want)
 		}
 	}
+}
+
+// TestSearchOffsetNearTime: without boundaryType the search answers as
+// 4.9.8's ConsumeQueue.getOffsetInQueueByTime does.
+func TestSearchOffsetNearTime(t *testing.T) {
+	var mu sync.Mutex
+	base := time.Now().Truncate(time.Hour).UnixMilli()
+	now := base
+	e := pullTestBroker(t, func(c *Config) {
+		c.RetentionClock = func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return time.UnixMilli(now)
+		}
+	})
+	e.b.topics.ensure("OffN", 2, rocketmq.PermRead|rocketmq.PermWrite)
+	// Offsets 0..4 stored at base+1000, +2000, +4000, +4000, +8000.
+	for i, at := range []int64{1000, 2000, 4000, 4000, 8000} {
+		mu.Lock()
+		now = base + at
+		mu.Unlock()
+		if p := e.put(t, "OffN", 0, "", []byte{byte(i)}); p.StoreTimestamp != base+at || p.QueueOffset != int64(i) {
+			t.Fatalf("put %d: %+v", i, p)
+		}
+	}
+	search := func(topic string, q int32, ts int64) int64 {
+		t.Helper()
+		h := remoting.SearchOffsetRequestHeader{Topic: topic, QueueID: q, Timestamp: ts}
+		resp := e.invoke(t, remoting.NewRequest(remoting.SearchOffsetByTimestamp, h.AppendExt(nil), nil))
+		var oh remoting.OffsetResponseHeader
+		if resp.Code != remoting.Success || oh.FromExt(resp.Ext) != nil {
+			t.Fatalf("search: %d %q %v", resp.Code, resp.Remark, resp.Ext)
+		}
+		return oh.Offset
+	}
+	for _, c := range []struct {
+		at, want int64
+	}{
+		{0, 0},       // before the first
+		{1000, 0},    // exact
+		{1400, 0},    // nearer the earlier
+		{1500, 0},    // a tie: the earlier
+		{1600, 1},    // nearer the later
+		{2000, 1},    // exact
+		{3500, 2},    // nearer the later, the first of two at 4000
+		{4000, 2},    // exact: the first of two
+		{5000, 3},    // nearer the earlier, the last of two at 4000
+		{7999, 4},    // nearer the later
+		{8000, 4},    // exact: the last
+		{99_000, 4},  // after the last: the last, not the max offset 5
+		{-99_000, 0}, // long before
+	} {
+		if got := search("OffN", 0, base+c.at); got != c.want {
+			t.Errorf("search base+%d: %d, want %d", c.at, got, c.want)
+		}
+	}
+	if got := search("OffN", 1, base+1000); got != 0 {
+		t.Errorf("search an empty queue: %d", got)
+	}
+	if got := search("NoSuch", 0, base+1000); got != 0 {
+		t.Errorf("search an unknown topic: %d", got)
+	}
+
 }
 
 func TestOffsetConsumeStats(t *testing.T) {
