@@ -148,7 +148,7 @@ func New(cfg Config) (*Broker, error) {
 	b.tx.load()
 	b.srv = server.New(server.Config{Logger: b.log, MaxHandlers: cfg.MaxHandlers, OnPanic: cfg.OnPanic,
 		MaxConns: cfg.MaxConns, MaxConnPending: cfg.MaxConnPending,
-		MaxConnOutbound: cfg.MaxConnOutbound, MaxConnStall: cfg.MaxConnStall,
+		MaxConnOutbound: cfg.MaxConnOutbound, MaxConnStall: cfg.MaxConnStall, MaxConnInbound: cfg.MaxConnInbound,
 		TLS: cfg.TLS, TLSMode: cfg.TLSMode})
 	b.nsCli, err = transport.New(transport.WithLogger(b.log), transport.WithLanguage(remoting.LanguageJava),
 		transport.WithTLS(cfg.NameServerTLS))

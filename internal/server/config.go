@@ -19,8 +19,12 @@ const (
 	// connection can make the server hold before its input is paused.
 	DefaultMaxConnPending  = 64
 	DefaultMaxConnOutbound = 16 << 20
-	// DefaultMaxConnStall is how long a connection may stay paused.
+	// DefaultMaxConnStall is how long a connection may stay paused with
+	// its replies not drained.
 	DefaultMaxConnStall = 60 * time.Second
+	// DefaultMaxConnInbound bounds the input a paused connection that
+	// reads its replies may have waiting: 400,000 offset commits.
+	DefaultMaxConnInbound = 64 << 20
 )
 
 // Config configures a Server. The zero value is usable.
@@ -70,10 +74,17 @@ type Config struct {
 	MaxConnPending  int
 	MaxConnOutbound int
 
-	// MaxConnStall closes a connection that stays paused this long, or
-	// that sends MaxFrameSize bytes more while paused. Zero means
+	// MaxConnStall closes a paused connection whose queued replies have
+	// not drained for this long; one whose replies do not drain is also
+	// closed when it sends MaxFrameSize bytes more. Zero means
 	// DefaultMaxConnStall.
 	MaxConnStall time.Duration
+
+	// MaxConnInbound closes a paused connection that has this much input
+	// waiting although it reads its replies: it sends faster than the
+	// server serves it. Zero means DefaultMaxConnInbound, or twice
+	// MaxFrameSize if that is more.
+	MaxConnInbound int
 
 	// TLS, when set, holds the server certificate and lets clients connect
 	// with TLS. TLSMode is TLSPermissive when TLS is set and TLSDisabled
@@ -117,6 +128,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConnStall <= 0 {
 		c.MaxConnStall = DefaultMaxConnStall
+	}
+	if c.MaxConnInbound <= 0 {
+		c.MaxConnInbound = max(DefaultMaxConnInbound, 2*c.MaxFrameSize)
 	}
 	if c.TLSMode == "" {
 		c.TLSMode = TLSDisabled

@@ -65,18 +65,27 @@ type Conn struct {
 
 	// Back-pressure, event loop only: when the connection was paused
 	// (zero: it is not) and whether a re-check is scheduled.
-	pausedAt time.Time
-	recheck  bool
-	decoding bool // a frame with a large header is being decoded aside
-	loop     gnet.EventLoop
+	pausedAt  time.Time
+	drainedAt time.Time // when the paused connection's outbound last shrank
+	pausedOut int       // its outbound at the last check
+	recheck   bool
+	decoding  bool // a frame with a large header is being decoded aside
+	loop      gnet.EventLoop
 
-	// outLen is len(out), for the event loop to read without c.mu.
+	// inHand is the length of the buffer a writer took from out and has
+	// not yet handed to the socket or gnet (c.mu).
+	inHand int
+	// outLen is len(out)+inHand, for the event loop to read without c.mu.
 	outLen atomic.Int64
 
 	// inflight counts this connection's requests handed to workers whose
 	// handler has not returned yet; a writer that sees some yields once
 	// so their replies can join its write.
 	inflight atomic.Int32
+
+	// resume asks the next handler that returns to wake the paused
+	// connection (see handlerDone).
+	resume atomic.Bool
 
 	fd     int
 	fdMu   sync.Mutex // held during a direct write; OnClose takes it before gnet closes fd
@@ -298,7 +307,7 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		return err
 	}
 	c.out = out
-	c.outLen.Store(int64(len(out)))
+	c.outLen.Store(int64(len(out) + c.inHand))
 	if c.writing || c.corks > 0 {
 		c.mu.Unlock()
 		return nil // the writer at work, or the last Uncork, takes it along
@@ -332,10 +341,11 @@ func (c *Conn) writeOutLocked() error {
 	for {
 		buf := c.out
 		c.out, c.spare = c.spare[:0], nil
-		c.outLen.Store(int64(len(buf))) // still queued until written
+		c.inHand = len(buf) // still queued until written
 		c.mu.Unlock()
 		n, err := c.writeDirect(buf)
 		c.mu.Lock()
+		c.inHand = 0
 		if err != nil || n < len(buf) {
 			// The socket is full (or the write failed; then gnet's own
 			// write reports it and closes): gnet takes the rest in order,
@@ -435,6 +445,7 @@ func (c *Conn) scheduleFlush() error {
 		c.mu.Lock()
 		c.writing = false
 		c.out = c.out[:0]
+		c.inHand = 0
 		c.outLen.Store(0)
 		c.mu.Unlock()
 		return fmt.Errorf("rocketmq: write to %s: %w", c.remoteStr, err)
@@ -454,9 +465,11 @@ func (f *flusher) Run(context.Context) error {
 	if !c.mu.TryLock() {
 		return c.retryFlush()
 	}
+	c.inHand = 0 // what an earlier run took went to gnet
 	for len(c.out) > 0 {
 		buf := c.out
 		c.out, c.spare = c.spare[:0], nil
+		c.inHand = len(buf)
 		c.mu.Unlock()
 		if !c.loopDone {
 			// gnet copies what the socket does not take at once.
@@ -467,6 +480,7 @@ func (f *flusher) Run(context.Context) error {
 		if !c.mu.TryLock() {
 			return c.retryFlush()
 		}
+		c.inHand = 0
 		c.keep(buf)
 	}
 	c.outLen.Store(0)
@@ -485,6 +499,7 @@ func (c *Conn) retryFlush() error {
 		c.mu.Lock()
 		c.writing = false
 		c.out = c.out[:0]
+		c.inHand = 0
 		c.outLen.Store(0)
 		c.mu.Unlock()
 		return nil
@@ -493,6 +508,7 @@ func (c *Conn) retryFlush() error {
 		c.mu.Lock()
 		c.writing = false
 		c.out = c.out[:0]
+		c.inHand = 0
 		c.outLen.Store(0)
 		c.mu.Unlock()
 	}

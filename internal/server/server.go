@@ -604,6 +604,7 @@ func (s *Server) serve(c *Conn, h Handler, req *remoting.Command) {
 	c.inflight.Add(-1)
 	s.active.Add(-1)
 	s.reply(c, req, resp)
+	s.handlerDone(c)
 }
 
 // reply sends a handler's response, if any.
