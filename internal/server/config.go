@@ -25,6 +25,10 @@ const (
 	// DefaultMaxConnInbound bounds the input a paused connection that
 	// reads its replies may have waiting: 400,000 offset commits.
 	DefaultMaxConnInbound = 64 << 20
+	// DefaultMaxLargeRequests bounds the large requests held at once.
+	DefaultMaxLargeRequests = 32 << 20
+	// DefaultMaxPushQueued is the queue over which Conn.Push drops.
+	DefaultMaxPushQueued = 1 << 20
 )
 
 // Config configures a Server. The zero value is usable.
@@ -86,6 +90,18 @@ type Config struct {
 	// MaxFrameSize if that is more.
 	MaxConnInbound int
 
+	// MaxLargeRequests bounds the bytes of requests over 1 MiB held at
+	// once, across connections, from the moment one is taken off the
+	// connection's input until its handler returns; a connection whose
+	// next request does not fit waits, its input paused (one request is
+	// always let through alone). Zero means DefaultMaxLargeRequests.
+	MaxLargeRequests int
+
+	// MaxPushQueued makes Conn.Push drop its request while this many
+	// bytes wait to be written to the connection. Zero means
+	// DefaultMaxPushQueued.
+	MaxPushQueued int
+
 	// TLS, when set, holds the server certificate and lets clients connect
 	// with TLS. TLSMode is TLSPermissive when TLS is set and TLSDisabled
 	// otherwise unless given: permissive is Java's server default once TLS
@@ -128,6 +144,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConnStall <= 0 {
 		c.MaxConnStall = DefaultMaxConnStall
+	}
+	if c.MaxLargeRequests <= 0 {
+		c.MaxLargeRequests = DefaultMaxLargeRequests
+	}
+	if c.MaxPushQueued <= 0 {
+		c.MaxPushQueued = DefaultMaxPushQueued
 	}
 	if c.MaxConnInbound <= 0 {
 		c.MaxConnInbound = max(DefaultMaxConnInbound, 2*c.MaxFrameSize)

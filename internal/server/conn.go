@@ -69,7 +69,8 @@ type Conn struct {
 	drainedAt time.Time // when the paused connection's outbound last shrank
 	pausedOut int       // its outbound at the last check
 	recheck   bool
-	decoding  bool // a frame with a large header is being decoded aside
+	decoding  bool   // a frame with a large header is being decoded aside
+	large     []byte // a large frame being collected (collectLarge)
 	loop      gnet.EventLoop
 
 	// inHand is the length of the buffer a writer took from out and has
@@ -77,6 +78,9 @@ type Conn struct {
 	inHand int
 	// outLen is len(out)+inHand, for the event loop to read without c.mu.
 	outLen atomic.Int64
+	// loopOut is gnet's outbound buffer as the event loop last saw it,
+	// for Push to read off the loop.
+	loopOut atomic.Int64
 
 	// inflight counts this connection's requests handed to workers whose
 	// handler has not returned yet; a writer that sees some yields once
@@ -205,7 +209,7 @@ func (c *Conn) Reply(req, resp *remoting.Command) error {
 	r.Opaque = req.Opaque
 	r.Flag = (r.Flag | remoting.FlagResponse) &^ remoting.FlagOneway
 	r.Serialize = req.Serialize
-	return c.send(&r)
+	return c.send(&r, 0)
 }
 
 // Invoke sends a request to the client and waits for its response. The
@@ -234,7 +238,7 @@ func (c *Conn) Invoke(ctx context.Context, req *remoting.Command) (*remoting.Com
 	c.pending[r.Opaque] = ch
 	c.pmu.Unlock()
 
-	if err := c.send(&r); err != nil {
+	if err := c.send(&r, 0); err != nil {
 		c.forget(r.Opaque)
 		return nil, err
 	}
@@ -262,7 +266,22 @@ func (c *Conn) InvokeOneway(req *remoting.Command) error {
 	r := *req
 	r.Opaque = c.nextOpaque.Add(1)
 	r.Flag = (r.Flag | remoting.FlagOneway) &^ remoting.FlagResponse
-	return c.send(&r)
+	return c.send(&r, 0)
+}
+
+// ErrPushDropped is Push's answer when the connection's queue is full.
+var ErrPushDropped = errors.New("rocketmq: push dropped: the client is behind reading")
+
+// Push is InvokeOneway for a hint the client can do without (a
+// NOTIFY_CONSUMER_IDS_CHANGED, say): while MaxPushQueued bytes or more
+// wait to be written to the connection it sends nothing and returns
+// ErrPushDropped. Java bounds such pushes too (a semaphore on oneway
+// requests in flight, over which they are dropped).
+func (c *Conn) Push(req *remoting.Command) error {
+	r := *req
+	r.Opaque = c.nextOpaque.Add(1)
+	r.Flag = (r.Flag | remoting.FlagOneway) &^ remoting.FlagResponse
+	return c.send(&r, c.srv.cfg.MaxPushQueued)
 }
 
 func (c *Conn) forget(opaque int32) {
@@ -288,8 +307,9 @@ func (c *Conn) deliver(resp *remoting.Command) {
 }
 
 // send encodes cmd onto the connection's write queue and writes it out,
-// or leaves it to the writer already at work.
-func (c *Conn) send(cmd *remoting.Command) error {
+// or leaves it to the writer already at work. With limit > 0 it drops
+// cmd when limit bytes or more are queued.
+func (c *Conn) send(cmd *remoting.Command, limit int) error {
 	s := c.srv
 	s.gate.RLock()
 	defer s.gate.RUnlock()
@@ -300,6 +320,18 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		return ErrConnClosed
 	}
 	c.mu.Lock()
+	if limit > 0 && c.queuedLocked() >= limit {
+		if c.viaLoop && !c.writing {
+			// gnet's buffer may have drained since the loop looked:
+			// let the loop look again.
+			c.writing = true
+			c.mu.Unlock()
+			_ = c.scheduleFlush()
+			return ErrPushDropped
+		}
+		c.mu.Unlock()
+		return ErrPushDropped
+	}
 	c.growOut(len(cmd.Body) + frameSlack)
 	out, err := cmd.AppendFrame(c.out)
 	if err != nil {
@@ -316,6 +348,16 @@ func (c *Conn) send(cmd *remoting.Command) error {
 	// away: let the runnable ones append first, so one write (one trip
 	// through the kernel's TCP stack) carries them all.
 	return c.writeQueuedLocked(c.inflight.Load() > 0)
+}
+
+// queuedLocked is the bytes waiting to be written to the socket (c.mu
+// held), gnet's as last seen by the loop.
+func (c *Conn) queuedLocked() int {
+	n := len(c.out) + c.inHand
+	if c.viaLoop {
+		n += int(c.loopOut.Load())
+	}
+	return n
 }
 
 // writeQueuedLocked makes the caller the writer of c.out (c.mu held; it
@@ -484,6 +526,9 @@ func (f *flusher) Run(context.Context) error {
 		c.keep(buf)
 	}
 	c.outLen.Store(0)
+	if !c.loopDone {
+		c.loopOut.Store(int64(c.gc.OutboundBuffered()))
+	}
 	if !c.loopDone && c.gc.OutboundBuffered() == 0 {
 		c.viaLoop = false // gnet has sent everything: senders may write again
 		c.trimBuffers()

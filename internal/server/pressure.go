@@ -33,7 +33,9 @@ const maxReadGrace = time.Second
 // outbound is the reply bytes queued for c and not yet taken by the
 // socket. Runs on the event loop.
 func outbound(c *Conn, gc gnet.Conn) int {
-	return int(c.outLen.Load()) + gc.OutboundBuffered()
+	loop := gc.OutboundBuffered()
+	c.loopOut.Store(int64(loop))
+	return int(c.outLen.Load()) + loop
 }
 
 // overLimits reports whether c must not have more requests decoded. Runs

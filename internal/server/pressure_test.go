@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"runtime"
@@ -253,4 +254,40 @@ func TestInboundBoundClosesFastSender(t *testing.T) {
 	go func() { _, _ = nc.Write(frames) }()
 	testutil.WaitFor(t, 30*time.Second, "the connection closed", func() bool { return s.Stats().Stalled == 1 })
 	testutil.WaitFor(t, 10*time.Second, "no connection left", func() bool { return s.Stats().Conns == 0 })
+}
+
+// TestPushDroppedWhileClientBehind: Push queues at most about
+// MaxPushQueued bytes for a client that does not read, then drops; once
+// the client has read what was queued, pushes go out again.
+func TestPushDroppedWhileClientBehind(t *testing.T) {
+	const limit = 64 << 10
+	s := New(Config{MaxPushQueued: limit})
+	s.Handle(codeEcho, echo)
+	cl, c := dialConn(t, s)
+	push := remoting.NewRequest(codeEcho, nil, make([]byte, 1000))
+	sent := 0
+	for sent < 100000 {
+		if err := c.Push(push); err != nil {
+			if !errors.Is(err, ErrPushDropped) {
+				t.Fatalf("push %d: %v", sent, err)
+			}
+			break
+		}
+		sent++
+	}
+	if sent == 100000 {
+		t.Fatal("100,000 pushes of 1 KB to a client that does not read were all queued")
+	}
+	// What was not dropped reaches the client, and then pushes are sent
+	// again.
+	for i := range sent {
+		if cmd := cl.Read(); cmd.Code != codeEcho {
+			t.Fatalf("frame %d: code %d", i, cmd.Code)
+		}
+	}
+	testutil.WaitFor(t, 10*time.Second, "a push accepted again", func() bool { return c.Push(push) == nil })
+	if cmd := cl.Read(); cmd.Code != codeEcho {
+		t.Fatalf("push after draining: code %d", cmd.Code)
+	}
+	t.Logf("%d pushes of 1 KB queued before the first was dropped", sent)
 }
