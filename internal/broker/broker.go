@@ -201,6 +201,7 @@ func (b *Broker) Start() error {
 	b.every(b.cfg.RegisterInterval, func(ctx context.Context) { b.registerAll(ctx) })
 	b.every(b.cfg.OffsetFlushInterval, func(context.Context) { b.offsets.persistLogged() })
 	b.every(b.cfg.ClientScanInterval, func(context.Context) { b.clients.scanExpired() })
+	b.loop(b.clients.runNotifier)
 	b.every(time.Second, func(context.Context) { b.stats.sample(time.Now()) })
 	b.loop(b.pulls.run)
 	if b.syncs != nil {
