@@ -304,6 +304,9 @@ func loadSize(t *testing.T) (clients, groups int, heavy bool) {
 // under twice the starting figure within 60 s of the disconnects, and
 // every health check must be answered within 3 s throughout.
 func TestManyGroupsMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs rocketmq-local")
+	}
 	if runtime.GOOS != "linux" {
 		t.Skip("reads the broker's memory from /proc")
 	}
