@@ -21,6 +21,10 @@ import (
 // New groups and their retry topics are created first and each table is
 // written once for the whole heartbeat (Java writes the file per new
 // group), so one heartbeat naming thousands of groups costs linear time.
+//
+// A heartbeat of thousands of groups is a large request to the server
+// (server.Config.MaxLargeRequests): a burst of them is decoded a few at a
+// time, the rest waiting in the connections' input.
 func (b *Broker) handleHeartBeat(_ context.Context, c *server.Conn, req *remoting.Command) *remoting.Command {
 	var hb remoting.HeartbeatData
 	if err := hb.DecodeJSON(req.Body); err != nil {
@@ -39,11 +43,11 @@ func (b *Broker) handleHeartBeat(_ context.Context, c *server.Conn, req *remotin
 		lastUpdate: time.Now(),
 	}
 	type known struct {
-		cd *remoting.ConsumerData
-		gc remoting.SubscriptionGroupConfig
+		cd     *remoting.ConsumerData
+		notify bool
 	}
 	groups := make([]known, 0, len(hb.ConsumerDataSet))
-	retry := make([]remoting.TopicConfig, 0, len(hb.ConsumerDataSet))
+	var retry []remoting.TopicConfig // only those missing
 	groupsChanged := false
 	for i := range hb.ConsumerDataSet {
 		cd := &hb.ConsumerDataSet[i]
@@ -53,8 +57,12 @@ func (b *Broker) handleHeartBeat(_ context.Context, c *server.Conn, req *remotin
 			continue
 		}
 		groupsChanged = groupsChanged || created
-		groups = append(groups, known{cd, gc})
-		tc := remoting.NewTopicConfig(rocketmq.RetryTopic(cd.GroupName))
+		groups = append(groups, known{cd, gc.NotifyConsumerIdsChangedEnable})
+		name := rocketmq.RetryTopic(cd.GroupName)
+		if _, ok := b.topics.get(name); ok {
+			continue
+		}
+		tc := remoting.NewTopicConfig(name)
 		tc.ReadQueueNums, tc.WriteQueueNums = gc.RetryQueueNums, gc.RetryQueueNums
 		tc.Perm = rocketmq.PermRead | rocketmq.PermWrite
 		retry = append(retry, tc)
@@ -64,7 +72,7 @@ func (b *Broker) handleHeartBeat(_ context.Context, c *server.Conn, req *remotin
 	}
 	b.topics.ensureAll(retry)
 	for _, g := range groups {
-		conns := b.clients.registerConsumer(ch, g.cd, g.gc.NotifyConsumerIdsChangedEnable)
+		conns := b.clients.registerConsumer(ch, g.cd, g.notify)
 		b.clients.notifyIDsChanged(g.cd.GroupName, conns)
 	}
 	for _, p := range hb.ProducerDataSet {

@@ -154,7 +154,7 @@ func New(cfg Config) (*Broker, error) {
 	b.tx.load()
 	b.srv = server.New(server.Config{Logger: b.log, MaxHandlers: cfg.MaxHandlers, OnPanic: cfg.OnPanic,
 		MaxConns: cfg.MaxConns, MaxConnPending: cfg.MaxConnPending,
-		MaxConnOutbound: cfg.MaxConnOutbound, MaxConnStall: cfg.MaxConnStall,
+		MaxConnOutbound: cfg.MaxConnOutbound, MaxConnStall: cfg.MaxConnStall, MaxConnInbound: cfg.MaxConnInbound,
 		TLS: cfg.TLS, TLSMode: cfg.TLSMode})
 	b.nsCli, err = transport.New(transport.WithLogger(b.log), transport.WithLanguage(remoting.LanguageJava),
 		transport.WithTLS(cfg.NameServerTLS))
@@ -218,6 +218,7 @@ func (b *Broker) Start() error {
 	b.every(b.cfg.RegisterInterval, func(ctx context.Context) { b.registerAll(ctx) })
 	b.every(b.cfg.OffsetFlushInterval, func(context.Context) { b.offsets.persistLogged() })
 	b.every(b.cfg.ClientScanInterval, func(context.Context) { b.clients.scanExpired() })
+	b.loop(b.clients.runNotifier)
 	b.every(time.Second, func(context.Context) { b.stats.sample(time.Now()) })
 	b.loop(b.pulls.run)
 	if b.syncs != nil {

@@ -2,6 +2,9 @@ package broker
 
 import (
 	"container/list"
+	"context"
+	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -17,20 +20,32 @@ import (
 // ProducerManager, docs/PROTOCOL.md §9.2): the channels of every consumer and
 // producer group, keyed by connection, with the consumer groups'
 // subscriptions. One RWMutex guards it; the pull path only reads.
-// Connection methods (InvokeOneway, Close) are never called with the lock
-// held: the functions that change membership return the connections to
-// notify or close, and the caller acts on them after unlocking.
+// Connection methods (Push, Close) are never called with the lock held:
+// the functions that change membership return the connections to notify
+// or close, and the caller acts on them after unlocking.
+//
+// Memory is per membership: a client in 50,000 groups is one clientRecord
+// and 50,000 members of 16 bytes each, and the names a heartbeat repeats
+// for every group (consume type, message model, where to start) are
+// interned, so a refreshing heartbeat keeps nothing of its own.
 type clientManager struct {
 	b *Broker
 
 	mu        sync.RWMutex
 	consumers map[string]*consumerGroupInfo
+	records   map[*server.Conn]*clientRecord // consumer connections
 	producers map[string]map[*server.Conn]*clientChannel
+	names     map[string]string // interned heartbeat names
 
 	rr atomic.Uint32 // producerConn round robin
 
-	filters *filterCache // compiled SQL92 subscriptions (Java ConsumerFilterManager)
+	filters  *filterCache // compiled SQL92 subscriptions (Java ConsumerFilterManager)
+	notifier *groupNotifier
 }
+
+// maxInterned bounds the interned names: the few values of consume type,
+// message model and consume-from-where, whatever a client sends.
+const maxInterned = 256
 
 // clientChannel is one client connection's registration in a group.
 type clientChannel struct {
@@ -41,26 +56,104 @@ type clientChannel struct {
 	lastUpdate time.Time
 }
 
+// clientRecord is what a consumer connection's heartbeats say of the
+// client, shared by all its memberships.
+type clientRecord struct {
+	conn     *server.Conn
+	clientID string
+	language remoting.LanguageCode
+	version  int32
+}
+
+// member is one connection's membership of a consumer group.
+type member struct {
+	rec  *clientRecord
+	last int64 // unix nanoseconds of the last heartbeat naming the group
+}
+
+func (mb member) channel() clientChannel {
+	return clientChannel{conn: mb.rec.conn, clientID: mb.rec.clientID, language: mb.rec.language,
+		version: mb.rec.version, lastUpdate: time.Unix(0, mb.last)}
+}
+
 // consumerGroupInfo is one consumer group's live state. The last
 // heartbeat of any member sets consumeType, messageModel and
 // consumeFromWhere, as in Java.
 type consumerGroupInfo struct {
-	channels         map[*server.Conn]*clientChannel
+	members          []member
 	consumeType      string
 	messageModel     string
 	consumeFromWhere string
-	// subs maps topic to subscription. Entries are replaced, never
-	// modified, so a copy handed out keeps valid slices.
-	subs map[string]remoting.SubscriptionData
+	// subs holds one subscription per topic, a handful at most. Entries
+	// are replaced, never modified, so a copy handed out keeps valid
+	// slices.
+	subs []remoting.SubscriptionData
+}
+
+// find returns the index of c's membership, or -1.
+func (g *consumerGroupInfo) find(c *server.Conn) int {
+	for i := range g.members {
+		if g.members[i].rec.conn == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// remove drops the membership at i; the slice shrinks once it is mostly
+// empty, so that departed members' room is given back.
+func (g *consumerGroupInfo) remove(i int) {
+	last := len(g.members) - 1
+	g.members[i] = g.members[last]
+	g.members[last] = member{}
+	g.members = g.members[:last]
+	if c := cap(g.members); c > 8 && len(g.members) < c/4 {
+		g.members = slices.Clip(slices.Clone(g.members))
+	}
+}
+
+// sub returns the group's subscription of topic.
+func (g *consumerGroupInfo) sub(topic string) (remoting.SubscriptionData, bool) {
+	for i := range g.subs {
+		if g.subs[i].Topic == topic {
+			return g.subs[i], true
+		}
+	}
+	return remoting.SubscriptionData{}, false
 }
 
 func newClientManager(b *Broker) *clientManager {
 	return &clientManager{
 		b:         b,
 		consumers: make(map[string]*consumerGroupInfo),
+		records:   make(map[*server.Conn]*clientRecord),
 		producers: make(map[string]map[*server.Conn]*clientChannel),
+		names:     make(map[string]string),
 		filters:   newFilterCache(filterCacheBytes),
+		notifier:  newGroupNotifier(),
 	}
+}
+
+// intern returns the kept copy of s (m.mu held).
+func (m *clientManager) intern(s string) string {
+	if v, ok := m.names[s]; ok {
+		return v
+	}
+	if len(m.names) < maxInterned && len(s) <= 64 {
+		m.names[s] = s
+	}
+	return s
+}
+
+// record returns the connection's client record for ch (m.mu held),
+// replacing it when the heartbeat names another client.
+func (m *clientManager) record(ch clientChannel) *clientRecord {
+	r := m.records[ch.conn]
+	if r == nil || r.clientID != ch.clientID || r.language != ch.language || r.version != ch.version {
+		r = &clientRecord{conn: ch.conn, clientID: ch.clientID, language: ch.language, version: ch.version}
+		m.records[ch.conn] = r
+	}
+	return r
 }
 
 // registerConsumer registers or refreshes ch in group with the heartbeat's
@@ -77,41 +170,47 @@ func (m *clientManager) registerConsumer(ch clientChannel, cd *remoting.Consumer
 		// late heartbeat must not leave a dead channel behind.
 		return nil
 	}
+	rec := m.record(ch)
 	g := m.consumers[cd.GroupName]
 	if g == nil {
-		g = &consumerGroupInfo{
-			channels: make(map[*server.Conn]*clientChannel, 1),
-			subs:     make(map[string]remoting.SubscriptionData, len(cd.SubscriptionDataSet)),
-		}
+		g = &consumerGroupInfo{}
 		m.consumers[cd.GroupName] = g
 	}
-	g.consumeType, g.messageModel, g.consumeFromWhere = cd.ConsumeType, cd.MessageModel, cd.ConsumeFromWhere
+	g.consumeType = m.intern(cd.ConsumeType)
+	g.messageModel = m.intern(cd.MessageModel)
+	g.consumeFromWhere = m.intern(cd.ConsumeFromWhere)
 
 	changed := false
-	if old := g.channels[ch.conn]; old == nil || old.clientID != ch.clientID {
-		// A different client id on a known connection replaces the entry
-		// without counting as a change (Java logs it as a bug).
-		changed = old == nil
-		c := ch
-		g.channels[ch.conn] = &c
+	now := ch.lastUpdate.UnixNano()
+	if i := g.find(ch.conn); i < 0 {
+		changed = true
+		g.members = append(g.members, member{rec: rec, last: now})
 	} else {
-		old.lastUpdate = ch.lastUpdate
+		// A different client id on a known connection replaces the
+		// entry without counting as a change (Java logs it as a bug).
+		g.members[i] = member{rec: rec, last: now}
 	}
 
 	for i := range cd.SubscriptionDataSet {
 		sd := &cd.SubscriptionDataSet[i]
-		old, ok := g.subs[sd.Topic]
+		j := slices.IndexFunc(g.subs, func(o remoting.SubscriptionData) bool { return o.Topic == sd.Topic })
 		switch {
-		case !ok:
-			g.subs[sd.Topic] = normalizeSubscription(*sd)
+		case j < 0:
+			g.subs = append(g.subs, normalizeSubscription(*sd))
 			changed = true
-		case sd.SubVersion > old.SubVersion:
-			g.subs[sd.Topic] = normalizeSubscription(*sd)
+		case sd.SubVersion > g.subs[j].SubVersion:
+			g.subs[j] = normalizeSubscription(*sd)
 		}
 	}
-	for topic := range g.subs {
-		if !hasTopic(cd.SubscriptionDataSet, topic) {
-			delete(g.subs, topic)
+	if len(g.subs) > len(cd.SubscriptionDataSet) || !allListed(g.subs, cd.SubscriptionDataSet) {
+		kept := make([]remoting.SubscriptionData, 0, len(g.subs))
+		for _, sd := range g.subs {
+			if hasTopic(cd.SubscriptionDataSet, sd.Topic) {
+				kept = append(kept, sd)
+			}
+		}
+		if len(kept) != len(g.subs) {
+			g.subs = kept
 			changed = true
 		}
 	}
@@ -119,6 +218,16 @@ func (m *clientManager) registerConsumer(ch clientChannel, cd *remoting.Consumer
 		return nil
 	}
 	return g.conns()
+}
+
+// allListed reports whether every topic of subs is in the heartbeat's set.
+func allListed(subs, set []remoting.SubscriptionData) bool {
+	for i := range subs {
+		if !hasTopic(set, subs[i].Topic) {
+			return false
+		}
+	}
+	return true
 }
 
 func hasTopic(subs []remoting.SubscriptionData, topic string) bool {
@@ -152,9 +261,9 @@ func normalizeSubscription(sd remoting.SubscriptionData) remoting.SubscriptionDa
 
 // conns returns the group's connections.
 func (g *consumerGroupInfo) conns() []*server.Conn {
-	out := make([]*server.Conn, 0, len(g.channels))
-	for c := range g.channels {
-		out = append(out, c)
+	out := make([]*server.Conn, 0, len(g.members))
+	for _, mb := range g.members {
+		out = append(out, mb.rec.conn)
 	}
 	return out
 }
@@ -169,8 +278,10 @@ func (m *clientManager) unregisterConsumer(group string, c *server.Conn, notify 
 	if g == nil {
 		return nil
 	}
-	delete(g.channels, c)
-	if len(g.channels) == 0 {
+	if i := g.find(c); i >= 0 {
+		g.remove(i)
+	}
+	if len(g.members) == 0 {
 		delete(m.consumers, group)
 		return nil
 	}
@@ -212,31 +323,31 @@ func (m *clientManager) unregisterProducer(group string, c *server.Conn) {
 	}
 }
 
-// groupNotice is a pending NOTIFY_CONSUMER_IDS_CHANGED for one group.
-type groupNotice struct {
-	group string
-	conns []*server.Conn
-}
-
 // onConnClose drops a closed connection from every group; the remaining
 // members of CLUSTERING consumer groups it belonged to are notified (Java
 // doChannelCloseEvent, which ignores the group's notify flag). It runs on
-// the server's event loop: InvokeOneway only queues the frame and wakes the
-// loop, so it does not block there.
+// the server's event loop, so it only marks the groups: the notifier
+// sends the notifications, to the members the groups have by then.
 func (m *clientManager) onConnClose(c *server.Conn) {
-	var notices []groupNotice
+	var changed []string
+	dropped := 0
 	m.mu.Lock()
-	for name, g := range m.consumers {
-		if _, ok := g.channels[c]; !ok {
-			continue
-		}
-		delete(g.channels, c)
-		if len(g.channels) == 0 {
-			delete(m.consumers, name)
-			continue
-		}
-		if g.messageModel != remoting.MessageModelBroadcasting {
-			notices = append(notices, groupNotice{group: name, conns: g.conns()})
+	if _, ok := m.records[c]; ok {
+		delete(m.records, c)
+		for name, g := range m.consumers {
+			i := g.find(c)
+			if i < 0 {
+				continue
+			}
+			g.remove(i)
+			dropped++
+			if len(g.members) == 0 {
+				delete(m.consumers, name)
+				continue
+			}
+			if g.messageModel != remoting.MessageModelBroadcasting {
+				changed = append(changed, name)
+			}
 		}
 	}
 	for name, t := range m.producers {
@@ -248,9 +359,7 @@ func (m *clientManager) onConnClose(c *server.Conn) {
 		}
 	}
 	m.mu.Unlock()
-	for _, n := range notices {
-		m.notifyIDsChanged(n.group, n.conns)
-	}
+	m.notifier.mark(changed, dropped)
 }
 
 // scanExpired drops channels whose last heartbeat is older than
@@ -258,16 +367,19 @@ func (m *clientManager) onConnClose(c *server.Conn) {
 // notification; the closes then find nothing left to remove.
 func (m *clientManager) scanExpired() {
 	deadline := time.Now().Add(-m.b.cfg.ChannelExpiry)
-	var expired []*clientChannel
+	cut := deadline.UnixNano()
+	expired := make(map[*server.Conn]clientChannel)
 	m.mu.Lock()
 	for name, g := range m.consumers {
-		for c, ch := range g.channels {
-			if ch.lastUpdate.Before(deadline) {
-				delete(g.channels, c)
-				expired = append(expired, ch)
+		for i := 0; i < len(g.members); {
+			if mb := g.members[i]; mb.last < cut {
+				expired[mb.rec.conn] = mb.channel()
+				g.remove(i)
+				continue
 			}
+			i++
 		}
-		if len(g.channels) == 0 {
+		if len(g.members) == 0 {
 			delete(m.consumers, name)
 		}
 	}
@@ -275,7 +387,7 @@ func (m *clientManager) scanExpired() {
 		for c, ch := range t {
 			if ch.lastUpdate.Before(deadline) {
 				delete(t, c)
-				expired = append(expired, ch)
+				expired[c] = *ch
 			}
 		}
 		if len(t) == 0 {
@@ -283,13 +395,15 @@ func (m *clientManager) scanExpired() {
 		}
 	}
 	m.mu.Unlock()
-	for _, ch := range expired {
-		m.b.log.Info("client channel expired", "client", ch.clientID, "remote", ch.conn.String())
-		ch.conn.Close()
+	for c, ch := range expired {
+		m.b.log.Info("client channel expired", "client", ch.clientID, "remote", c.String())
+		c.Close()
 	}
 }
 
-// notifyIDsChanged sends NOTIFY_CONSUMER_IDS_CHANGED (oneway) to conns.
+// notifyIDsChanged sends NOTIFY_CONSUMER_IDS_CHANGED (oneway) to conns. A
+// connection that is behind reading gets none: the notification only
+// hastens the rebalance its client runs every 20 s anyway.
 func (m *clientManager) notifyIDsChanged(group string, conns []*server.Conn) {
 	if len(conns) == 0 {
 		return
@@ -297,7 +411,7 @@ func (m *clientManager) notifyIDsChanged(group string, conns []*server.Conn) {
 	h := remoting.NotifyConsumerIdsChangedRequestHeader{ConsumerGroup: group}
 	req := remoting.NewRequest(remoting.NotifyConsumerIDsChanged, h.AppendExt(nil), nil)
 	for _, c := range conns {
-		if err := c.InvokeOneway(req); err != nil {
+		if err := c.Push(req); err != nil {
 			m.b.log.Debug("notify consumer ids changed", "group", group, "remote", c.String(), "err", err)
 		}
 	}
@@ -313,7 +427,7 @@ func (m *clientManager) subscription(group, topic string) (sd remoting.Subscript
 	if g == nil {
 		return remoting.SubscriptionData{}, false, false
 	}
-	sd, ok = g.subs[topic]
+	sd, ok = g.sub(topic)
 	return sd, ok, true
 }
 
@@ -353,9 +467,9 @@ func (m *clientManager) consumerConn(group, clientID string) *server.Conn {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if g := m.consumers[group]; g != nil {
-		for c, ch := range g.channels {
-			if ch.clientID == clientID {
-				return c
+		for _, mb := range g.members {
+			if mb.rec.clientID == clientID {
+				return mb.rec.conn
 			}
 		}
 	}
@@ -368,9 +482,9 @@ func (m *clientManager) consumerIDs(group string) []string {
 	g := m.consumers[group]
 	var ids []string
 	if g != nil {
-		ids = make([]string, 0, len(g.channels))
-		for _, ch := range g.channels {
-			ids = append(ids, ch.clientID)
+		ids = make([]string, 0, len(g.members))
+		for _, mb := range g.members {
+			ids = append(ids, mb.rec.clientID)
 		}
 	}
 	m.mu.RUnlock()
@@ -387,15 +501,19 @@ func (m *clientManager) consumerConnection(group string) (remoting.ConsumerConne
 	if g == nil {
 		return remoting.ConsumerConnection{}, false
 	}
+	chans := make([]clientChannel, len(g.members))
+	for i, mb := range g.members {
+		chans[i] = mb.channel()
+	}
 	cc := remoting.ConsumerConnection{
-		ConnectionSet:     connections(g.channels),
+		ConnectionSet:     connections(chans),
 		SubscriptionTable: make(map[string]remoting.SubscriptionData, len(g.subs)),
 		ConsumeType:       g.consumeType,
 		MessageModel:      g.messageModel,
 		ConsumeFromWhere:  g.consumeFromWhere,
 	}
-	for k, v := range g.subs {
-		cc.SubscriptionTable[k] = v
+	for _, sd := range g.subs {
+		cc.SubscriptionTable[sd.Topic] = sd
 	}
 	return cc, true
 }
@@ -409,16 +527,20 @@ func (m *clientManager) producerConnection(group string) (remoting.ProducerConne
 	if !ok {
 		return remoting.ProducerConnection{}, false
 	}
-	return remoting.ProducerConnection{ConnectionSet: connections(t)}, true
+	chans := make([]clientChannel, 0, len(t))
+	for _, ch := range t {
+		chans = append(chans, *ch)
+	}
+	return remoting.ProducerConnection{ConnectionSet: connections(chans)}, true
 }
 
 // connections lists channels ordered by client id, then address.
-func connections(t map[*server.Conn]*clientChannel) []remoting.Connection {
-	out := make([]remoting.Connection, 0, len(t))
-	for c, ch := range t {
+func connections(chans []clientChannel) []remoting.Connection {
+	out := make([]remoting.Connection, 0, len(chans))
+	for _, ch := range chans {
 		out = append(out, remoting.Connection{
 			ClientID:   ch.clientID,
-			ClientAddr: remoteAddrString(c),
+			ClientAddr: remoteAddrString(ch.conn),
 			Language:   ch.language.String(),
 			Version:    ch.version,
 		})
@@ -439,7 +561,7 @@ func (m *clientManager) groupsSubscribedTo(topic string) []string {
 	defer m.mu.RUnlock()
 	var out []string
 	for group, g := range m.consumers {
-		if _, ok := g.subs[topic]; ok {
+		if _, ok := g.sub(topic); ok {
 			out = append(out, group)
 		}
 	}
@@ -457,8 +579,134 @@ func (m *clientManager) subscribesOrAll(group, topic string) bool {
 	if g == nil || len(g.subs) == 0 {
 		return true
 	}
-	_, ok := g.subs[topic]
+	_, ok := g.sub(topic)
 	return ok
+}
+
+// groupNotifier sends the NOTIFY_CONSUMER_IDS_CHANGED that closed
+// connections call for, off the event loop. Groups are marked, not
+// queued: however many members of a group leave before it runs, the group
+// is notified once, to the members it has then.
+type groupNotifier struct {
+	mu      sync.Mutex
+	pending map[string]struct{}
+	dropped int // memberships dropped since memory was last given back
+	wake    chan struct{}
+}
+
+func newGroupNotifier() *groupNotifier {
+	return &groupNotifier{pending: make(map[string]struct{}), wake: make(chan struct{}, 1)}
+}
+
+// mark asks for the groups to be notified; dropped counts the
+// memberships the close removed.
+func (n *groupNotifier) mark(groups []string, dropped int) {
+	if len(groups) == 0 && dropped == 0 {
+		return
+	}
+	n.mu.Lock()
+	for _, g := range groups {
+		n.pending[g] = struct{}{}
+	}
+	n.dropped += dropped
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// take returns up to max marked groups and unmarks them.
+func (n *groupNotifier) take(max int) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, min(max, len(n.pending)))
+	for g := range n.pending {
+		if len(out) == max {
+			break
+		}
+		out = append(out, g)
+		delete(n.pending, g)
+	}
+	if len(n.pending) == 0 {
+		// A map keeps its room after deletes: start afresh once empty.
+		n.pending = make(map[string]struct{})
+	}
+	return out
+}
+
+// takeDropped returns and resets the count of dropped memberships.
+func (n *groupNotifier) takeDropped() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	d := n.dropped
+	n.dropped = 0
+	return d
+}
+
+// notifyBatch is how many groups the notifier handles per lock of the
+// client table.
+const notifyBatch = 256
+
+// Memory given back after connections leave: once releaseAfter
+// memberships have gone and no more went for releaseQuiet, the runtime is
+// asked to return free memory to the system. Clients in tens of thousands
+// of groups leave hundreds of megabytes of heap behind, which the Go
+// runtime would otherwise keep for minutes when the broker goes idle.
+const (
+	releaseAfter = 10000
+	releaseQuiet = 2 * time.Second
+)
+
+// runNotifier sends the marked groups' notifications until ctx ends.
+func (m *clientManager) runNotifier(ctx context.Context) {
+	release := time.NewTimer(time.Hour)
+	release.Stop()
+	counted, armed := 0, false // memberships dropped; release armed
+	for {
+		select {
+		case <-ctx.Done():
+			release.Stop()
+			return
+		case <-release.C:
+			if d := m.notifier.takeDropped(); d > 0 {
+				// More left meanwhile: wait for quiet again.
+				counted += d
+				release.Reset(releaseQuiet)
+				continue
+			}
+			m.b.log.Debug("returning memory after clients left", "memberships", counted)
+			counted, armed = 0, false
+			debug.FreeOSMemory()
+			continue
+		case <-m.notifier.wake:
+		}
+		counted += m.notifier.takeDropped()
+		if counted >= releaseAfter && !armed {
+			armed = true
+			release.Reset(releaseQuiet)
+		}
+		for {
+			groups := m.notifier.take(notifyBatch)
+			if len(groups) == 0 {
+				break
+			}
+			conns := make([][]*server.Conn, len(groups))
+			m.mu.RLock()
+			for i, name := range groups {
+				if g := m.consumers[name]; g != nil && g.messageModel != remoting.MessageModelBroadcasting {
+					conns[i] = g.conns()
+				}
+			}
+			m.mu.RUnlock()
+			for i, name := range groups {
+				m.notifyIDsChanged(name, conns[i])
+			}
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
 }
 
 // filterCacheBytes bounds the compiled SQL92 subscriptions the broker

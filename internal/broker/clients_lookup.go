@@ -30,9 +30,9 @@ func (m *clientManager) consumerChannel(group, clientID string) (clientChannel, 
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	if g := m.consumers[group]; g != nil {
-		for _, ch := range g.channels {
-			if ch.clientID == clientID {
-				return *ch, true
+		for _, mb := range g.members {
+			if mb.rec.clientID == clientID {
+				return mb.channel(), true
 			}
 		}
 	}
@@ -46,9 +46,9 @@ func (m *clientManager) consumerChannels(group string) []clientChannel {
 	g := m.consumers[group]
 	var out []clientChannel
 	if g != nil {
-		out = make([]clientChannel, 0, len(g.channels))
-		for _, ch := range g.channels {
-			out = append(out, *ch)
+		out = make([]clientChannel, 0, len(g.members))
+		for _, mb := range g.members {
+			out = append(out, mb.channel())
 		}
 	}
 	m.mu.RUnlock()

@@ -185,12 +185,15 @@ type Config struct {
 	// (negative: no cap; default three quarters of the open-files limit);
 	// MaxConnPending (64) and MaxConnOutbound (16 MiB) bound one
 	// connection's running requests and queued reply bytes before its
-	// input is paused; MaxConnStall (60 s) closes a connection paused that
-	// long.
+	// input is paused; MaxConnStall (60 s) closes a paused connection
+	// whose replies have not drained that long; MaxConnInbound (64 MiB)
+	// closes a paused connection that reads its replies but has that much
+	// input waiting.
 	MaxConns        int
 	MaxConnPending  int
 	MaxConnOutbound int
 	MaxConnStall    time.Duration
+	MaxConnInbound  int
 
 	// TLS of the broker's port (Java's TlsSystemConfig): TLS holds the
 	// server certificate; TLSMode defaults to server.TLSPermissive when TLS

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"hash/crc32"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -97,4 +99,67 @@ func TestHugeHeaderDoesNotStallOthers(t *testing.T) {
 		}
 		worst = max(worst, time.Since(start))
 	}
+}
+
+// TestLargeRequestsTakeTurns: requests over 1 MiB from several
+// connections at once, with room for one at a time, are each handled
+// whole, one after the other, while a small request is served meanwhile.
+func TestLargeRequestsTakeTurns(t *testing.T) {
+	var running, most atomic.Int32
+	s := New(Config{MaxLargeRequests: 2 << 20})
+	s.Handle(codeEcho, echo)
+	s.Handle(codeBig, func(ctx context.Context, c *Conn, r *remoting.Command) *remoting.Command {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(50 * time.Millisecond)
+		resp := remoting.NewResponse(remoting.Success, "")
+		resp.Ext = remoting.ExtFields{{Key: "sum", Value: fmt.Sprint(crc32.ChecksumIEEE(r.Body))}}
+		return resp
+	})
+	addr := startServer(t, s)
+	const conns = 4
+	body := make([]byte, 3<<19) // 1.5 MiB
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	want := fmt.Sprint(crc32.ChecksumIEEE(body))
+	errs := make(chan error, conns)
+	for i := range conns {
+		cl := rawframe.Dial(t, addr)
+		go func() {
+			resp, err := readReply(cl, req(codeBig, int32(i+1), remoting.SerializeJSON, string(body)))
+			if err == nil {
+				if sum, _ := resp.Ext.Get("sum"); resp.Code != remoting.Success || sum != want {
+					err = fmt.Errorf("request %d: code %d sum %q, want %s", i, resp.Code, sum, want)
+				}
+			}
+			errs <- err
+		}()
+	}
+	small := rawframe.Dial(t, addr)
+	if resp := small.Call(req(codeEcho, 1, remoting.SerializeJSON, "x")); resp.Code != remoting.Success {
+		t.Fatalf("small request: code %d", resp.Code)
+	}
+	for range conns {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d large requests handled at once, want 1", m)
+	}
+}
+
+// readReply writes r on cl and reads its answer, off the test goroutine.
+func readReply(cl *rawframe.Conn, r *remoting.Command) (*remoting.Command, error) {
+	frame, err := r.AppendFrame(nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cl.NetConn().Write(frame); err != nil {
+		return nil, err
+	}
+	return cl.ReadErr(30 * time.Second)
 }

@@ -19,8 +19,16 @@ const (
 	// connection can make the server hold before its input is paused.
 	DefaultMaxConnPending  = 64
 	DefaultMaxConnOutbound = 16 << 20
-	// DefaultMaxConnStall is how long a connection may stay paused.
+	// DefaultMaxConnStall is how long a connection may stay paused with
+	// its replies not drained.
 	DefaultMaxConnStall = 60 * time.Second
+	// DefaultMaxConnInbound bounds the input a paused connection that
+	// reads its replies may have waiting: 400,000 offset commits.
+	DefaultMaxConnInbound = 64 << 20
+	// DefaultMaxLargeRequests bounds the large requests held at once.
+	DefaultMaxLargeRequests = 32 << 20
+	// DefaultMaxPushQueued is the queue over which Conn.Push drops.
+	DefaultMaxPushQueued = 1 << 20
 )
 
 // Config configures a Server. The zero value is usable.
@@ -70,10 +78,29 @@ type Config struct {
 	MaxConnPending  int
 	MaxConnOutbound int
 
-	// MaxConnStall closes a connection that stays paused this long, or
-	// that sends MaxFrameSize bytes more while paused. Zero means
+	// MaxConnStall closes a paused connection whose queued replies have
+	// not drained for this long; one whose replies do not drain is also
+	// closed when it sends MaxFrameSize bytes more. Zero means
 	// DefaultMaxConnStall.
 	MaxConnStall time.Duration
+
+	// MaxConnInbound closes a paused connection that has this much input
+	// waiting although it reads its replies: it sends faster than the
+	// server serves it. Zero means DefaultMaxConnInbound, or twice
+	// MaxFrameSize if that is more.
+	MaxConnInbound int
+
+	// MaxLargeRequests bounds the bytes of requests over 1 MiB held at
+	// once, across connections, from the moment one is taken off the
+	// connection's input until its handler returns; a connection whose
+	// next request does not fit waits, its input paused (one request is
+	// always let through alone). Zero means DefaultMaxLargeRequests.
+	MaxLargeRequests int
+
+	// MaxPushQueued makes Conn.Push drop its request while this many
+	// bytes wait to be written to the connection. Zero means
+	// DefaultMaxPushQueued.
+	MaxPushQueued int
 
 	// TLS, when set, holds the server certificate and lets clients connect
 	// with TLS. TLSMode is TLSPermissive when TLS is set and TLSDisabled
@@ -117,6 +144,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConnStall <= 0 {
 		c.MaxConnStall = DefaultMaxConnStall
+	}
+	if c.MaxLargeRequests <= 0 {
+		c.MaxLargeRequests = DefaultMaxLargeRequests
+	}
+	if c.MaxPushQueued <= 0 {
+		c.MaxPushQueued = DefaultMaxPushQueued
+	}
+	if c.MaxConnInbound <= 0 {
+		c.MaxConnInbound = max(DefaultMaxConnInbound, 2*c.MaxFrameSize)
 	}
 	if c.TLSMode == "" {
 		c.TLSMode = TLSDisabled

@@ -65,18 +65,31 @@ type Conn struct {
 
 	// Back-pressure, event loop only: when the connection was paused
 	// (zero: it is not) and whether a re-check is scheduled.
-	pausedAt time.Time
-	recheck  bool
-	decoding bool // a frame with a large header is being decoded aside
-	loop     gnet.EventLoop
+	pausedAt  time.Time
+	drainedAt time.Time // when the paused connection's outbound last shrank
+	pausedOut int       // its outbound at the last check
+	recheck   bool
+	decoding  bool   // a frame with a large header is being decoded aside
+	large     []byte // a large frame being collected (collectLarge)
+	loop      gnet.EventLoop
 
-	// outLen is len(out), for the event loop to read without c.mu.
+	// inHand is the length of the buffer a writer took from out and has
+	// not yet handed to the socket or gnet (c.mu).
+	inHand int
+	// outLen is len(out)+inHand, for the event loop to read without c.mu.
 	outLen atomic.Int64
+	// loopOut is gnet's outbound buffer as the event loop last saw it,
+	// for Push to read off the loop.
+	loopOut atomic.Int64
 
 	// inflight counts this connection's requests handed to workers whose
 	// handler has not returned yet; a writer that sees some yields once
 	// so their replies can join its write.
 	inflight atomic.Int32
+
+	// resume asks the next handler that returns to wake the paused
+	// connection (see handlerDone).
+	resume atomic.Bool
 
 	fd     int
 	fdMu   sync.Mutex // held during a direct write; OnClose takes it before gnet closes fd
@@ -196,7 +209,7 @@ func (c *Conn) Reply(req, resp *remoting.Command) error {
 	r.Opaque = req.Opaque
 	r.Flag = (r.Flag | remoting.FlagResponse) &^ remoting.FlagOneway
 	r.Serialize = req.Serialize
-	return c.send(&r)
+	return c.send(&r, 0)
 }
 
 // Invoke sends a request to the client and waits for its response. The
@@ -225,7 +238,7 @@ func (c *Conn) Invoke(ctx context.Context, req *remoting.Command) (*remoting.Com
 	c.pending[r.Opaque] = ch
 	c.pmu.Unlock()
 
-	if err := c.send(&r); err != nil {
+	if err := c.send(&r, 0); err != nil {
 		c.forget(r.Opaque)
 		return nil, err
 	}
@@ -253,7 +266,22 @@ func (c *Conn) InvokeOneway(req *remoting.Command) error {
 	r := *req
 	r.Opaque = c.nextOpaque.Add(1)
 	r.Flag = (r.Flag | remoting.FlagOneway) &^ remoting.FlagResponse
-	return c.send(&r)
+	return c.send(&r, 0)
+}
+
+// ErrPushDropped is Push's answer when the connection's queue is full.
+var ErrPushDropped = errors.New("rocketmq: push dropped: the client is behind reading")
+
+// Push is InvokeOneway for a hint the client can do without (a
+// NOTIFY_CONSUMER_IDS_CHANGED, say): while MaxPushQueued bytes or more
+// wait to be written to the connection it sends nothing and returns
+// ErrPushDropped. Java bounds such pushes too (a semaphore on oneway
+// requests in flight, over which they are dropped).
+func (c *Conn) Push(req *remoting.Command) error {
+	r := *req
+	r.Opaque = c.nextOpaque.Add(1)
+	r.Flag = (r.Flag | remoting.FlagOneway) &^ remoting.FlagResponse
+	return c.send(&r, c.srv.cfg.MaxPushQueued)
 }
 
 func (c *Conn) forget(opaque int32) {
@@ -279,8 +307,9 @@ func (c *Conn) deliver(resp *remoting.Command) {
 }
 
 // send encodes cmd onto the connection's write queue and writes it out,
-// or leaves it to the writer already at work.
-func (c *Conn) send(cmd *remoting.Command) error {
+// or leaves it to the writer already at work. With limit > 0 it drops
+// cmd when limit bytes or more are queued.
+func (c *Conn) send(cmd *remoting.Command, limit int) error {
 	s := c.srv
 	s.gate.RLock()
 	defer s.gate.RUnlock()
@@ -291,6 +320,18 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		return ErrConnClosed
 	}
 	c.mu.Lock()
+	if limit > 0 && c.queuedLocked() >= limit {
+		if c.viaLoop && !c.writing {
+			// gnet's buffer may have drained since the loop looked:
+			// let the loop look again.
+			c.writing = true
+			c.mu.Unlock()
+			_ = c.scheduleFlush()
+			return ErrPushDropped
+		}
+		c.mu.Unlock()
+		return ErrPushDropped
+	}
 	c.growOut(len(cmd.Body) + frameSlack)
 	out, err := cmd.AppendFrame(c.out)
 	if err != nil {
@@ -298,7 +339,7 @@ func (c *Conn) send(cmd *remoting.Command) error {
 		return err
 	}
 	c.out = out
-	c.outLen.Store(int64(len(out)))
+	c.outLen.Store(int64(len(out) + c.inHand))
 	if c.writing || c.corks > 0 {
 		c.mu.Unlock()
 		return nil // the writer at work, or the last Uncork, takes it along
@@ -307,6 +348,16 @@ func (c *Conn) send(cmd *remoting.Command) error {
 	// away: let the runnable ones append first, so one write (one trip
 	// through the kernel's TCP stack) carries them all.
 	return c.writeQueuedLocked(c.inflight.Load() > 0)
+}
+
+// queuedLocked is the bytes waiting to be written to the socket (c.mu
+// held), gnet's as last seen by the loop.
+func (c *Conn) queuedLocked() int {
+	n := len(c.out) + c.inHand
+	if c.viaLoop {
+		n += int(c.loopOut.Load())
+	}
+	return n
 }
 
 // writeQueuedLocked makes the caller the writer of c.out (c.mu held; it
@@ -332,10 +383,11 @@ func (c *Conn) writeOutLocked() error {
 	for {
 		buf := c.out
 		c.out, c.spare = c.spare[:0], nil
-		c.outLen.Store(int64(len(buf))) // still queued until written
+		c.inHand = len(buf) // still queued until written
 		c.mu.Unlock()
 		n, err := c.writeDirect(buf)
 		c.mu.Lock()
+		c.inHand = 0
 		if err != nil || n < len(buf) {
 			// The socket is full (or the write failed; then gnet's own
 			// write reports it and closes): gnet takes the rest in order,
@@ -435,6 +487,7 @@ func (c *Conn) scheduleFlush() error {
 		c.mu.Lock()
 		c.writing = false
 		c.out = c.out[:0]
+		c.inHand = 0
 		c.outLen.Store(0)
 		c.mu.Unlock()
 		return fmt.Errorf("rocketmq: write to %s: %w", c.remoteStr, err)
@@ -454,9 +507,11 @@ func (f *flusher) Run(context.Context) error {
 	if !c.mu.TryLock() {
 		return c.retryFlush()
 	}
+	c.inHand = 0 // what an earlier run took went to gnet
 	for len(c.out) > 0 {
 		buf := c.out
 		c.out, c.spare = c.spare[:0], nil
+		c.inHand = len(buf)
 		c.mu.Unlock()
 		if !c.loopDone {
 			// gnet copies what the socket does not take at once.
@@ -467,9 +522,13 @@ func (f *flusher) Run(context.Context) error {
 		if !c.mu.TryLock() {
 			return c.retryFlush()
 		}
+		c.inHand = 0
 		c.keep(buf)
 	}
 	c.outLen.Store(0)
+	if !c.loopDone {
+		c.loopOut.Store(int64(c.gc.OutboundBuffered()))
+	}
 	if !c.loopDone && c.gc.OutboundBuffered() == 0 {
 		c.viaLoop = false // gnet has sent everything: senders may write again
 		c.trimBuffers()
@@ -485,6 +544,7 @@ func (c *Conn) retryFlush() error {
 		c.mu.Lock()
 		c.writing = false
 		c.out = c.out[:0]
+		c.inHand = 0
 		c.outLen.Store(0)
 		c.mu.Unlock()
 		return nil
@@ -493,6 +553,7 @@ func (c *Conn) retryFlush() error {
 		c.mu.Lock()
 		c.writing = false
 		c.out = c.out[:0]
+		c.inHand = 0
 		c.outLen.Store(0)
 		c.mu.Unlock()
 	}

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
+	"errors"
+	"io"
 	"net"
 	"runtime"
 	"strings"
@@ -139,4 +143,151 @@ func TestBusyLogIsRateLimited(t *testing.T) {
 	if n := strings.Count(logs.String(), "SYSTEM_BUSY"); n < 1 || n > 3 {
 		t.Errorf("%d SYSTEM_BUSY log lines for %d answers, want one a second", n, burst)
 	}
+}
+
+// readingPipeliner writes n requests made by mk on one connection while
+// it reads the replies; it returns how many replies came back before the
+// server closed the connection or all n did.
+func readingPipeliner(t *testing.T, addr string, n int, mk func(i int) *remoting.Command) int {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, rawframe.Wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var frames []byte
+	for i := range n {
+		if frames, err = mk(i).AppendFrame(frames); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() { _, _ = nc.Write(frames) }() // unblocks when nc closes
+	r := bufio.NewReaderSize(nc, 64<<10)
+	var prefix [4]byte
+	got := 0
+	for got < n {
+		_ = nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if _, err := io.ReadFull(r, prefix[:]); err != nil {
+			break
+		}
+		size := int64(binary.BigEndian.Uint32(prefix[:]))
+		if _, err := io.CopyN(io.Discard, r, size); err != nil {
+			break
+		}
+		got++
+	}
+	return got
+}
+
+// TestReadingPipelinerIsServed: a client that pipelines far more requests
+// than the server takes at once, and reads every reply, is paused but
+// never closed, however much of its input waits: its replies drain.
+func TestReadingPipelinerIsServed(t *testing.T) {
+	const n = 20000
+	// A small frame bound makes the input waiting behind the pause (n
+	// frames of about 60 bytes) many times MaxFrameSize.
+	s := New(Config{MaxConnPending: 4, MaxConnOutbound: 64 << 10, MaxFrameSize: 16 << 10})
+	s.Handle(codeEcho, echo)
+	addr := startServer(t, s)
+	got := readingPipeliner(t, addr, n, func(i int) *remoting.Command {
+		return req(codeEcho, int32(i), remoting.SerializeJSON, "")
+	})
+	st := s.Stats()
+	t.Logf("%d of %d answered; stats %+v", got, n, st)
+	if got != n {
+		t.Fatalf("%d of %d requests answered to a client that reads its replies", got, n)
+	}
+	if st.Stalled != 0 {
+		t.Errorf("Stalled %d, want 0", st.Stalled)
+	}
+}
+
+// TestNonReaderIsClosed: a client that pipelines and reads nothing, its
+// replies stuck over MaxConnOutbound, is closed once it has sent
+// MaxFrameSize more, well before MaxConnStall, and memory stays bounded.
+func TestNonReaderIsClosed(t *testing.T) {
+	const n = 3000
+	s := New(Config{MaxConnPending: 4, MaxConnOutbound: 256 << 10, MaxFrameSize: 16 << 10})
+	s.Handle(codeBig, func(context.Context, *Conn, *remoting.Command) *remoting.Command {
+		resp := remoting.NewResponse(remoting.Success, "")
+		resp.Body = bigReply
+		return resp
+	})
+	addr := startServer(t, s)
+	before := heapInUse()
+	pipeliner(t, addr, n)
+	testutil.WaitFor(t, 30*time.Second, "the connection that does not read closed", func() bool {
+		return s.Stats().Stalled == 1
+	})
+	testutil.WaitFor(t, 10*time.Second, "no connection left", func() bool { return s.Stats().Conns == 0 })
+	if grown := int64(heapInUse()) - int64(before); grown > 32<<20 {
+		t.Errorf("heap grew by %d MiB; want under 32 MiB", grown>>20)
+	}
+}
+
+// TestInboundBoundClosesFastSender: a paused connection whose replies are
+// not the problem (its one handler is stuck) is still closed once more than
+// MaxConnInbound of its input waits.
+func TestInboundBoundClosesFastSender(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s := New(Config{MaxConnPending: 1, MaxFrameSize: 16 << 10, MaxConnInbound: 64 << 10})
+	s.Handle(codeEcho, func(ctx context.Context, c *Conn, r *remoting.Command) *remoting.Command {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return echo(ctx, c, r)
+	})
+	addr := startServer(t, s)
+	nc, err := net.DialTimeout("tcp", addr, rawframe.Wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var frames []byte
+	for i := range 4000 { // about 200 KB
+		if frames, err = req(codeEcho, int32(i), remoting.SerializeJSON, "").AppendFrame(frames); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() { _, _ = nc.Write(frames) }()
+	testutil.WaitFor(t, 30*time.Second, "the connection closed", func() bool { return s.Stats().Stalled == 1 })
+	testutil.WaitFor(t, 10*time.Second, "no connection left", func() bool { return s.Stats().Conns == 0 })
+}
+
+// TestPushDroppedWhileClientBehind: Push queues at most about
+// MaxPushQueued bytes for a client that does not read, then drops; once
+// the client has read what was queued, pushes go out again.
+func TestPushDroppedWhileClientBehind(t *testing.T) {
+	const limit = 64 << 10
+	s := New(Config{MaxPushQueued: limit})
+	s.Handle(codeEcho, echo)
+	cl, c := dialConn(t, s)
+	push := remoting.NewRequest(codeEcho, nil, make([]byte, 1000))
+	sent := 0
+	for sent < 100000 {
+		if err := c.Push(push); err != nil {
+			if !errors.Is(err, ErrPushDropped) {
+				t.Fatalf("push %d: %v", sent, err)
+			}
+			break
+		}
+		sent++
+	}
+	if sent == 100000 {
+		t.Fatal("100,000 pushes of 1 KB to a client that does not read were all queued")
+	}
+	// What was not dropped reaches the client, and then pushes are sent
+	// again.
+	for i := range sent {
+		if cmd := cl.Read(); cmd.Code != codeEcho {
+			t.Fatalf("frame %d: code %d", i, cmd.Code)
+		}
+	}
+	testutil.WaitFor(t, 10*time.Second, "a push accepted again", func() bool { return c.Push(push) == nil })
+	if cmd := cl.Read(); cmd.Code != codeEcho {
+		t.Fatalf("push after draining: code %d", cmd.Code)
+	}
+	t.Logf("%d pushes of 1 KB queued before the first was dropped", sent)
 }

@@ -90,6 +90,7 @@ type Server struct {
 	wg       sync.WaitGroup // running handlers
 	active   atomic.Int64   // running handlers, for MaxHandlers
 	busy     busyLog        // rate-limits the SYSTEM_BUSY warning
+	large    atomic.Int64   // bytes of large requests held (takeLarge)
 	nextConn atomic.Uint64
 
 	// Handlers run on reusable worker goroutines: a fresh goroutine per
@@ -375,35 +376,62 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 			return gnet.None
 		}
 		c.pausedAt = time.Time{}
-		prefix, err := gc.Peek(4)
-		if err != nil {
-			// Wait for the length prefix (or, at a frame boundary, for
-			// anything at all).
-			c.wakeAfter(4 - gc.InboundBuffered())
-			return gnet.None
+		var frame []byte // the frame: a view of gnet's buffer, or owned
+		owned, big := false, 0
+		if c.large != nil {
+			act, done := s.collectLarge(c, gc)
+			if !done {
+				return act
+			}
+			frame, owned, big = c.large, true, len(c.large)
+			c.large = nil
+		} else {
+			prefix, err := gc.Peek(4)
+			if err != nil {
+				// Wait for the length prefix (or, at a frame boundary, for
+				// anything at all).
+				c.wakeAfter(4 - gc.InboundBuffered())
+				return gnet.None
+			}
+			size, err := remoting.FrameSize(prefix, max)
+			if err != nil {
+				s.badFrame(c, err)
+				return gnet.Close
+			}
+			if size > largeRequest {
+				// Collected into a buffer of its own as it arrives:
+				// gnet's buffer would grow to twice the frame and keep
+				// it while the request waits.
+				c.large = make([]byte, 0, size)
+				continue
+			}
+			if frame, err = gc.Peek(size); err != nil {
+				c.wakeAfter(size - gc.InboundBuffered()) // wait for the rest of the frame
+				return gnet.None
+			}
 		}
-		size, err := remoting.FrameSize(prefix, max)
-		if err != nil {
-			s.badFrame(c, err)
-			return gnet.Close
-		}
-		frame, err := gc.Peek(size)
-		if err != nil {
-			c.wakeAfter(size - gc.InboundBuffered()) // wait for the rest of the frame
-			return gnet.None
+		size := len(frame)
+		discard := func(n int) {
+			if !owned {
+				_, _ = gc.Discard(n)
+			}
 		}
 		if headerLen(frame) > maxLoopHeader {
 			s.gate.RLock()
 			if s.draining {
 				s.gate.RUnlock()
+				s.releaseLarge(big)
 				return gnet.Close
 			}
 			s.wg.Add(1)
 			s.gate.RUnlock()
 			c.decoding = true
-			own := ownFrame(frame)
-			_, _ = gc.Discard(size)
-			go s.decodeAside(c, own)
+			own := frame
+			if !owned {
+				own = ownFrame(frame)
+			}
+			discard(size)
+			go s.decodeAside(c, own, big)
 			return gnet.None
 		}
 		// The body stays a view of gnet's buffer while an inline handler
@@ -411,6 +439,7 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 		// gets its own copy before the request goes anywhere else.
 		cmd, n, err := remoting.DecodeFrameView(frame, max)
 		if err != nil {
+			s.releaseLarge(big)
 			s.badFrame(c, err)
 			return gnet.Close
 		}
@@ -420,19 +449,47 @@ func (e *events) OnTraffic(gc gnet.Conn) gnet.Action {
 				corked = true
 			}
 			if s.serveInline(c, f, cmd) {
-				_, _ = gc.Discard(n)
+				s.releaseLarge(big)
+				discard(n)
 				continue
 			}
 		}
-		cmd.Body = ownBody(cmd.Body)
-		_, _ = gc.Discard(n)
-		s.dispatch(c, cmd)
+		if !owned {
+			cmd.Body = ownBody(cmd.Body)
+		}
+		discard(n)
+		s.dispatch(c, cmd, big)
 	}
 	// The cap was hit: come back for what is left without starving others.
 	if gc.InboundBuffered() > 0 {
 		_ = gc.Wake(nil)
 	}
 	return gnet.None
+}
+
+// collectLarge moves what has arrived of c's large frame into c.large.
+// Once all of it is there it takes the frame's share of MaxLargeRequests
+// and reports done; until then it returns what OnTraffic returns. A
+// complete frame whose share is not free waits where it is. Runs on the
+// event loop.
+func (s *Server) collectLarge(c *Conn, gc gnet.Conn) (gnet.Action, bool) {
+	if have, want := len(c.large), cap(c.large); have < want {
+		n, _ := gc.Read(c.large[have:want])
+		c.large = c.large[:have+n]
+		if have+n < want {
+			c.wakeAfter(want - have - n)
+			return gnet.None, false
+		}
+	}
+	if !s.takeLarge(len(c.large)) {
+		// Other large requests are being handled: this one waits.
+		if gc.InboundBuffered() > s.cfg.MaxConnInbound {
+			return gnet.Close, false
+		}
+		c.scheduleRecheck()
+		return gnet.None, false
+	}
+	return gnet.None, true
 }
 
 // ownBody copies a request body out of gnet's buffer.
@@ -480,8 +537,15 @@ func (s *Server) badFrame(c *Conn, err error) {
 	s.log.Warn("closing connection after bad frame", logKeyConn, c.id, logKeyRemote, c.remoteStr, "err", err)
 }
 
-// dispatch runs on the event loop and must not block.
-func (s *Server) dispatch(c *Conn, cmd *remoting.Command) {
+// dispatch runs on the event loop and must not block. big is the
+// request's share of MaxLargeRequests, given back once it is handled.
+func (s *Server) dispatch(c *Conn, cmd *remoting.Command, big int) {
+	handed := false
+	defer func() {
+		if !handed {
+			s.releaseLarge(big)
+		}
+	}()
 	if cmd.IsResponse() {
 		c.deliver(cmd)
 		return
@@ -516,7 +580,8 @@ func (s *Server) dispatch(c *Conn, cmd *remoting.Command) {
 	s.wg.Add(1)
 	s.gate.RUnlock()
 	c.inflight.Add(1)
-	j := job{c: c, h: h, req: cmd}
+	handed = true
+	j := job{c: c, h: h, req: cmd, big: big}
 	select {
 	case s.work <- j: // an idle worker took it
 	default:
@@ -530,6 +595,7 @@ type job struct {
 	c   *Conn
 	h   Handler
 	req *remoting.Command
+	big int // share of MaxLargeRequests
 }
 
 // workerIdle is about how long a worker waits for more work before it
@@ -541,7 +607,7 @@ const workerIdle = 10 * time.Second
 // closes.
 func (s *Server) worker(j job) {
 	defer s.workers.Done()
-	s.serve(j.c, j.h, j.req)
+	s.serve(j)
 	// The timer is not moved per job (that cost more than a fast handler):
 	// when it fires, a worker that served anything since it was armed
 	// waits another period, so an idle worker leaves after one to two.
@@ -561,7 +627,7 @@ func (s *Server) worker(j job) {
 			idle.Reset(workerIdle)
 			continue
 		}
-		s.serve(j.c, j.h, j.req)
+		s.serve(j)
 		served = true
 	}
 }
@@ -601,12 +667,15 @@ func (s *Server) nextJob(idle *time.Timer) (job, int) {
 //go:noinline
 func keepStack(*[idleStackPad]byte) {}
 
-func (s *Server) serve(c *Conn, h Handler, req *remoting.Command) {
+func (s *Server) serve(j job) {
 	defer s.wg.Done()
-	resp := s.call(c, h, req)
+	c, req := j.c, j.req
+	resp := s.call(c, j.h, req)
+	s.releaseLarge(j.big)
 	c.inflight.Add(-1)
 	s.active.Add(-1)
 	s.reply(c, req, resp)
+	s.handlerDone(c)
 }
 
 // reply sends a handler's response, if any.
