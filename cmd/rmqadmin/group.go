@@ -23,8 +23,10 @@ var updateSubGroupCmd = &command{
 		cluster := fs.String("c", "", "`cluster` whose masters get the group")
 		group := fs.String("g", "", "consumer `group` name")
 		consume := boolFlag(fs, "s", def.ConsumeEnable, "consume enabled: `true|false`")
-		fromMin := boolFlag(fs, "m", def.ConsumeFromMinEnable, "consume from the min offset allowed: `true|false`")
-		broadcast := boolFlag(fs, "d", def.ConsumeBroadcastEnable, "broadcast allowed: `true|false`")
+		// mqadmin's updateSubGroup turns both off unless asked, unlike
+		// SubscriptionGroupConfig's own defaults.
+		fromMin := boolFlag(fs, "m", false, "consume from the min offset allowed: `true|false`")
+		broadcast := boolFlag(fs, "d", false, "broadcast allowed: `true|false`")
 		retryQueues := fs.Int("q", int(def.RetryQueueNums), "retry queue `number`")
 		retryMax := fs.Int("r", int(def.RetryMaxTimes), "retry max `times`")
 		brokerID := fs.Int64("i", def.BrokerID, "broker `id` to consume from")
