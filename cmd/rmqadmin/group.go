@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -346,9 +347,16 @@ var resetOffsetByTimeCmd = &command{
 			if err := required("g", *group, "t", *topic, "s", *ts); err != nil {
 				return err
 			}
-			at, err := parseTimestamp(*ts, time.Now())
-			if err != nil {
-				return err
+			// mqadmin's "now" is -1, the end of every queue, not a search
+			// by the current time (which leaves a queue's last message).
+			var at time.Time
+			ms := int64(-1)
+			if strings.TrimSpace(*ts) != "now" {
+				var err error
+				if at, err = parseTimestamp(*ts, time.Now()); err != nil {
+					return err
+				}
+				ms = at.UnixMilli()
 			}
 			adm, err := a.admin(ctx)
 			if err != nil {
@@ -362,7 +370,7 @@ var resetOffsetByTimeCmd = &command{
 			for _, mq := range admin.SortedQueues(offs) {
 				rows = append(rows, resetRow{mq.BrokerName, mq.QueueID, offs[mq]})
 			}
-			doc := map[string]any{"group": *group, "topic": *topic, "timestamp": at.UnixMilli(), "force": force.v, "queues": rows}
+			doc := map[string]any{"group": *group, "topic": *topic, "timestamp": ms, "force": force.v, "queues": rows}
 			return a.emit(doc, func(t *table) {
 				t.row("#Broker Name", "#QID", "#Offset")
 				for _, r := range rows {
