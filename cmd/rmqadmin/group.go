@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -253,8 +254,24 @@ func connRows(cs []remoting.Connection) []connRow {
 func connTable(t *table, rows []connRow) {
 	t.row("#ClientId", "#ClientAddr", "#Language", "#Version")
 	for _, r := range rows {
-		t.row(r.ClientID, r.ClientAddr, r.Language, r.Version)
+		t.row(r.ClientID, r.ClientAddr, r.Language, versionDesc(r.Version))
 	}
+}
+
+// versionDesc names a client version as mqadmin does (MQVersion's enum
+// name). From V4_0_0_SNAPSHOT (212) on the enum is regular: a SNAPSHOT and
+// a release for each x.y.z, z and y 0 to 9; older ordinals are printed as
+// numbers.
+func versionDesc(v int32) string {
+	if v < 212 {
+		return strconv.Itoa(int(v))
+	}
+	k := int(v) - 212
+	name := fmt.Sprintf("V%d_%d_%d", 4+k/200, k/20%10, k/2%10)
+	if k%2 == 0 {
+		name += "_SNAPSHOT"
+	}
+	return name
 }
 
 type subRow struct {
