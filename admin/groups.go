@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
+	"github.com/go-rocketmq/rocketmq/internal/mqclient"
 	"github.com/go-rocketmq/rocketmq/remoting"
 )
 
@@ -67,7 +68,9 @@ func (a *Admin) Groups(ctx context.Context, brokerAddr string) (map[string]Group
 	out := make(map[string]GroupConfig, len(w.SubscriptionGroupTable))
 	ns := a.cfg.client.Namespace
 	for name, gc := range w.SubscriptionGroupTable {
-		if ns != "" && a.wrap(a.unwrap(name)) != name {
+		// The broker's own groups (CID_RMQ_SYS_TRANS, preset by 5.x) are in
+		// no namespace.
+		if ns != "" && mqclient.NamespaceOf(name) != ns {
 			continue
 		}
 		gc.GroupName = a.unwrap(gc.GroupName)
@@ -388,7 +391,10 @@ func (a *Admin) ConsumerRunningInfo(ctx context.Context, group, clientID string)
 // member subscribed to it and those with a committed offset of it, over
 // every master of its route (QUERY_TOPIC_CONSUME_BY_WHO; Java asks the
 // first broker of the route only). Sorted; with a namespace, only those in
-// it, without the prefix.
+// it, without the prefix. A 5.x broker also lists the topic's own name once
+// a member subscribed to it (its ConsumerManager records the topic where the
+// group belongs): that name is left out unless a group of that name is live
+// on the broker that listed it (docs/INTEROP.md).
 func (a *Admin) TopicConsumers(ctx context.Context, topic string) ([]string, error) {
 	r, err := a.TopicRoute(ctx, topic)
 	if err != nil {
@@ -411,10 +417,14 @@ func (a *Admin) TopicConsumers(ctx context.Context, topic string) ([]string, err
 		if err := decode(resp, &gl, what); err != nil {
 			return err
 		}
+		phantom := slices.Contains(gl.GroupList, h.Topic) && !a.liveAt(ctx, addr, h.Topic)
 		mu.Lock()
 		defer mu.Unlock()
 		for _, g := range gl.GroupList {
 			if ns := a.cfg.client.Namespace; ns != "" && a.wrap(a.unwrap(g)) != g {
+				continue
+			}
+			if phantom && g == h.Topic {
 				continue
 			}
 			out = append(out, a.unwrap(g))
@@ -426,6 +436,17 @@ func (a *Admin) TopicConsumers(ctx context.Context, topic string) ([]string, err
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// liveAt reports whether wireGroup has a live member at addr.
+func (a *Admin) liveAt(ctx context.Context, addr, wireGroup string) bool {
+	h := remoting.GetConsumerConnectionListRequestHeader{ConsumerGroup: wireGroup}
+	resp, err := a.invoke(ctx, addr, remoting.NewRequest(remoting.GetConsumerConnectionList, h.AppendExt(nil), nil), "connections of group "+wireGroup)
+	if err != nil {
+		return false
+	}
+	var cc remoting.ConsumerConnection
+	return decode(resp, &cc, "connections of group "+wireGroup) == nil && len(cc.ConnectionSet) > 0
 }
 
 // ConsumerStatus asks every live member of group, through each master of

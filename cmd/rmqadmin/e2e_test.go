@@ -241,7 +241,8 @@ func TestGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gc := groups[group]; gc.ConsumeEnable || gc.RetryQueueNums != 2 {
+	// mqadmin's defaults: -m and -d off.
+	if gc := groups[group]; gc.ConsumeEnable || gc.RetryQueueNums != 2 || gc.ConsumeFromMinEnable || gc.ConsumeBroadcastEnable {
 		t.Errorf("after updateSubGroup -s false -q 2 the broker has %+v", gc)
 	}
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-rocketmq/rocketmq"
@@ -23,8 +25,10 @@ var updateSubGroupCmd = &command{
 		cluster := fs.String("c", "", "`cluster` whose masters get the group")
 		group := fs.String("g", "", "consumer `group` name")
 		consume := boolFlag(fs, "s", def.ConsumeEnable, "consume enabled: `true|false`")
-		fromMin := boolFlag(fs, "m", def.ConsumeFromMinEnable, "consume from the min offset allowed: `true|false`")
-		broadcast := boolFlag(fs, "d", def.ConsumeBroadcastEnable, "broadcast allowed: `true|false`")
+		// mqadmin's updateSubGroup turns both off unless asked, unlike
+		// SubscriptionGroupConfig's own defaults.
+		fromMin := boolFlag(fs, "m", false, "consume from the min offset allowed: `true|false`")
+		broadcast := boolFlag(fs, "d", false, "broadcast allowed: `true|false`")
 		retryQueues := fs.Int("q", int(def.RetryQueueNums), "retry queue `number`")
 		retryMax := fs.Int("r", int(def.RetryMaxTimes), "retry max `times`")
 		brokerID := fs.Int64("i", def.BrokerID, "broker `id` to consume from")
@@ -250,8 +254,24 @@ func connRows(cs []remoting.Connection) []connRow {
 func connTable(t *table, rows []connRow) {
 	t.row("#ClientId", "#ClientAddr", "#Language", "#Version")
 	for _, r := range rows {
-		t.row(r.ClientID, r.ClientAddr, r.Language, r.Version)
+		t.row(r.ClientID, r.ClientAddr, r.Language, versionDesc(r.Version))
 	}
+}
+
+// versionDesc names a client version as mqadmin does (MQVersion's enum
+// name). From V4_0_0_SNAPSHOT (212) on the enum is regular: a SNAPSHOT and
+// a release for each x.y.z, z and y 0 to 9; older ordinals are printed as
+// numbers.
+func versionDesc(v int32) string {
+	if v < 212 {
+		return strconv.Itoa(int(v))
+	}
+	k := int(v) - 212
+	name := fmt.Sprintf("V%d_%d_%d", 4+k/200, k/20%10, k/2%10)
+	if k%2 == 0 {
+		name += "_SNAPSHOT"
+	}
+	return name
 }
 
 type subRow struct {
@@ -344,9 +364,16 @@ var resetOffsetByTimeCmd = &command{
 			if err := required("g", *group, "t", *topic, "s", *ts); err != nil {
 				return err
 			}
-			at, err := parseTimestamp(*ts, time.Now())
-			if err != nil {
-				return err
+			// mqadmin's "now" is -1, the end of every queue, not a search
+			// by the current time (which leaves a queue's last message).
+			var at time.Time
+			ms := int64(-1)
+			if strings.TrimSpace(*ts) != "now" {
+				var err error
+				if at, err = parseTimestamp(*ts, time.Now()); err != nil {
+					return err
+				}
+				ms = at.UnixMilli()
 			}
 			adm, err := a.admin(ctx)
 			if err != nil {
@@ -360,7 +387,7 @@ var resetOffsetByTimeCmd = &command{
 			for _, mq := range admin.SortedQueues(offs) {
 				rows = append(rows, resetRow{mq.BrokerName, mq.QueueID, offs[mq]})
 			}
-			doc := map[string]any{"group": *group, "topic": *topic, "timestamp": at.UnixMilli(), "force": force.v, "queues": rows}
+			doc := map[string]any{"group": *group, "topic": *topic, "timestamp": ms, "force": force.v, "queues": rows}
 			return a.emit(doc, func(t *table) {
 				t.row("#Broker Name", "#QID", "#Offset")
 				for _, r := range rows {

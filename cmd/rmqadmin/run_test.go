@@ -430,3 +430,11 @@ func TestSortedKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionDesc(t *testing.T) {
+	for v, want := range map[int32]string{409: "V4_9_8", 408: "V4_9_8_SNAPSHOT", 212: "V4_0_0_SNAPSHOT", 413: "V5_0_0", 611: "V5_9_9", 211: "211", 62: "62"} {
+		if got := versionDesc(v); got != want {
+			t.Errorf("versionDesc(%d) = %s, want %s", v, got, want)
+		}
+	}
+}
