@@ -168,14 +168,7 @@ func TestJavaConsumers(t *testing.T) {
 	if err := rmqtest.CreateTopic(ctx, ns, topic, 4); err != nil {
 		t.Fatal(err)
 	}
-	p, err := producer.New(producer.WithGroup("GoPG"), producer.WithNameServers(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	p := goProducer(ctx, t, ns)
 	var sent []sentMsg
 	var retryQueue rocketmq.MessageQueue
 	send := func(body, tag string) {
@@ -300,14 +293,7 @@ func TestJavaAdmin(t *testing.T) {
 	if err := rmqtest.CreateTopic(ctx, ns, topic, 4); err != nil {
 		t.Fatal(err)
 	}
-	p, err := producer.New(producer.WithGroup("GoPG"), producer.WithNameServers(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	p := goProducer(ctx, t, ns)
 	ids := map[string]string{} // msgId → body
 	for i := range 6 {
 		var opts []producer.MessageOption
@@ -489,4 +475,18 @@ func TestJavaAdmin(t *testing.T) {
 	if d := calls["deleteSubGroup"]; d == nil || d["gone"] != true {
 		t.Errorf("deleteSubGroup: %v", d)
 	}
+}
+
+// goProducer starts a producer of group GoPG on ns, shut down with the test.
+func goProducer(ctx context.Context, t *testing.T, ns string) *producer.Producer {
+	t.Helper()
+	p, err := producer.New(producer.WithGroup("GoPG"), producer.WithNameServers(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	return p
 }

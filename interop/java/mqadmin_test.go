@@ -30,14 +30,7 @@ func TestMqadminAgainstRmqadmin(t *testing.T) {
 	if err := rmqtest.CreateTopic(ctx, ns, topic, 4); err != nil {
 		t.Fatal(err)
 	}
-	p, err := producer.New(producer.WithGroup("GoPG"), producer.WithNameServers(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	p := goProducer(ctx, t, ns)
 	var keyed []string
 	for i := range 6 {
 		m, _ := producer.NewMessage(topic, []byte("cmd-"+strconv.Itoa(i)), producer.Keys(key))
