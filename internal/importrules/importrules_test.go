@@ -27,6 +27,7 @@ var servers = []string{
 	module + "/internal/broker",
 	module + "/internal/namesrv",
 	module + "/internal/store",
+	module + "/internal/ha",
 }
 
 const gnet = "github.com/panjf2000/gnet"
