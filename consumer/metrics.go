@@ -30,17 +30,31 @@ func (r *runState) measureHandler(topic string, res Result, err error, msgs int,
 	h.Consume(topic, r.c.wireGroup, out, msgs, d)
 }
 
-// measureCached reports how many messages q holds (0 once dropped).
+// measureCached reports how many messages q holds (0 once dropped). The
+// pull goroutine and the handler goroutines report without a lock held,
+// so their reports may cross: each reads the count again after reporting
+// and reports again if it changed, so that the last report is current.
 func (r *runState) measureCached(q *queueState) {
 	h := r.cfg.client.Metrics
 	if h == nil {
 		return
 	}
-	n := 0
-	if !q.pq.isDropped() {
-		n, _, _ = q.pq.stats()
+	held := func() int {
+		if q.pq.isDropped() {
+			return 0
+		}
+		n, _, _ := q.pq.stats()
+		return n
 	}
-	h.Cached(metricsQueue(q.mq, r.c.wireGroup), n)
+	mq := metricsQueue(q.mq, r.c.wireGroup)
+	for n := held(); ; {
+		h.Cached(mq, n)
+		now := held()
+		if now == n {
+			return
+		}
+		n = now
+	}
 }
 
 // measureLag reports a queue's lag after a pull answered its max offset.
@@ -75,10 +89,9 @@ func (c *PullConsumer) measureLagPulled(q *liteQueue, res *PullResult) {
 	h.Lag(metricsQueue(q.mq, c.wireGroup), max(res.MaxOffset-res.NextOffset, 0))
 }
 
-// measureCached reports the messages held of q. The pull goroutine and
-// Poll both report, without a lock held, so their reports may cross: each
-// reads the count again after reporting and reports again if it changed,
-// so that the last report is the current count.
+// measureCached reports the messages held of q, as runState.measureCached
+// does: the pull goroutine and Poll both report, and the last report is
+// the current count.
 func (c *PullConsumer) measureCached(q *liteQueue) {
 	h := c.cfg.client.Metrics
 	if h == nil {
