@@ -116,8 +116,12 @@ type txProducer struct {
 
 func newTxProducer(t testing.TB, e txEnv, id string, groups ...string) *txProducer {
 	t.Helper()
-	p := &txProducer{clientsPeer: clientsNewPeer(t, e.b, id), checks: make(chan *remoting.Command, 64)}
-	p.cli.RegisterHandler(remoting.CheckTransactionState, func(_ context.Context, _ string, req *remoting.Command) *remoting.Command {
+	p := &txProducer{clientsPeer: clientsNewPeer(t, e.b, id), checks: make(chan *remoting.Command, 1024)}
+	// Inline, so that checks reach the channel in the order the broker
+	// sent them: on handler goroutines a round's check could overtake the
+	// one before it on a loaded machine. The channel holds a long test's
+	// worth of unanswered rounds, so the reader never blocks on it.
+	p.cli.RegisterInlineHandler(remoting.CheckTransactionState, func(_ context.Context, _ string, req *remoting.Command) *remoting.Command {
 		p.checks <- req
 		return nil
 	})
