@@ -471,12 +471,14 @@ func TestE2ETimer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, _ := e.waitFor(t, topic, res.MsgID, 10*time.Second)
+	got, _ := e.waitFor(t, topic, res.MsgID, 15*time.Second)
 	if got == nil {
-		t.Fatal("timer message not delivered within 10 s")
+		t.Fatal("timer message not delivered within 15 s")
 	}
-	if d := time.UnixMilli(got.StoreTimestamp).Sub(sent); d < 3*time.Second || d > 4*time.Second {
-		t.Fatalf("timer at +3 s stored on the real topic after %v, want within [3 s, 4 s]", d)
+	// Never early; late by at most a few seconds (a loaded machine, the
+	// restart), not held until some later event.
+	if d := time.UnixMilli(got.StoreTimestamp).Sub(sent); d < 3*time.Second || d > 8*time.Second {
+		t.Fatalf("timer at +3 s stored on the real topic after %v, want within [3 s, 8 s]", d)
 	}
 	var n int
 	for _, x := range e.pullAll(t, topic) {
