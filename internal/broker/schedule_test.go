@@ -283,9 +283,9 @@ func TestScheduleDelivery(t *testing.T) {
 	msgs, seen := e.waitFor("DelayT", 1, 1, 5*time.Second)
 	m := msgs[0]
 	// Due 300 ms after the send (the broker takes its clock just before
-	// storing), with some slack for the check interval and a slow machine.
-	if delay := m.StoreTimestamp - before; delay < 300 || delay > 300+250 {
-		t.Errorf("delivered %d ms after the send, want 300 ms (+250 slack)", delay)
+	// storing), with slack for the check interval and a loaded machine.
+	if delay := m.StoreTimestamp - before; delay < 300 || delay > 300+2000 {
+		t.Errorf("delivered %d ms after the send, want 300 ms (+2 s slack)", delay)
 	}
 	if lat := seen.UnixMilli() - before; lat < 300 {
 		t.Errorf("seen %d ms after the send, before the level's 300 ms", lat)
