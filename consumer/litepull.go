@@ -932,6 +932,7 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 			continue
 		}
 		brokerID = bid
+		c.measureLagPulled(q, &res)
 		switch res.Status {
 		case PullFound:
 			b := &liteBatch{q: q, msgs: res.Messages, next: res.NextOffset}
@@ -959,7 +960,7 @@ func (c *PullConsumer) pullLoop(ctx context.Context, q *liteQueue, offset int64)
 			}
 			c.mu.Unlock()
 		}
-		c.measurePulled(q, &res)
+		c.measureCached(q)
 		next = res.NextOffset
 	}
 }

@@ -30,17 +30,31 @@ func (r *runState) measureHandler(topic string, res Result, err error, msgs int,
 	h.Consume(topic, r.c.wireGroup, out, msgs, d)
 }
 
-// measureCached reports how many messages q holds (0 once dropped).
+// measureCached reports how many messages q holds (0 once dropped). The
+// pull goroutine and the handler goroutines report without a lock held,
+// so their reports may cross: each reads the count again after reporting
+// and reports again if it changed, so that the last report is current.
 func (r *runState) measureCached(q *queueState) {
 	h := r.cfg.client.Metrics
 	if h == nil {
 		return
 	}
-	n := 0
-	if !q.pq.isDropped() {
-		n, _, _ = q.pq.stats()
+	held := func() int {
+		if q.pq.isDropped() {
+			return 0
+		}
+		n, _, _ := q.pq.stats()
+		return n
 	}
-	h.Cached(metricsQueue(q.mq, r.c.wireGroup), n)
+	mq := metricsQueue(q.mq, r.c.wireGroup)
+	for n := held(); ; {
+		h.Cached(mq, n)
+		now := held()
+		if now == n {
+			return
+		}
+		n = now
+	}
 }
 
 // measureLag reports a queue's lag after a pull answered its max offset.
@@ -64,19 +78,38 @@ func (r *runState) measureRebalance(wireTopic string) {
 
 // The lite pull consumer's reports.
 
-// measurePulled reports q's lag and held messages after a pull.
-func (c *PullConsumer) measurePulled(q *liteQueue, res *PullResult) {
+// measureLagPulled reports q's lag after a pull, before its messages
+// reach Poll: once Poll returned a message, the lag of the pull that
+// brought it has been reported.
+func (c *PullConsumer) measureLagPulled(q *liteQueue, res *PullResult) {
+	h := c.cfg.client.Metrics
+	if h == nil || res.Status == PullOffsetIllegal {
+		return
+	}
+	h.Lag(metricsQueue(q.mq, c.wireGroup), max(res.MaxOffset-res.NextOffset, 0))
+}
+
+// measureCached reports the messages held of q, as runState.measureCached
+// does: the pull goroutine and Poll both report, and the last report is
+// the current count.
+func (c *PullConsumer) measureCached(q *liteQueue) {
 	h := c.cfg.client.Metrics
 	if h == nil {
 		return
 	}
+	mq := metricsQueue(q.mq, c.wireGroup)
 	c.mu.Lock()
 	n := q.count
 	c.mu.Unlock()
-	mq := metricsQueue(q.mq, c.wireGroup)
-	h.Cached(mq, int(n))
-	if res.Status != PullOffsetIllegal {
-		h.Lag(mq, max(res.MaxOffset-res.NextOffset, 0))
+	for {
+		h.Cached(mq, int(n))
+		c.mu.Lock()
+		now := q.count
+		c.mu.Unlock()
+		if now == n {
+			return
+		}
+		n = now
 	}
 }
 
@@ -88,10 +121,7 @@ func (c *PullConsumer) measurePoll(b *liteBatch) {
 		return
 	}
 	h.Consume(b.q.mq.Topic, c.wireGroup, metrics.OK, len(b.msgs), 0)
-	c.mu.Lock()
-	n := b.q.count
-	c.mu.Unlock()
-	h.Cached(metricsQueue(b.q.mq, c.wireGroup), int(n))
+	c.measureCached(b.q)
 }
 
 // measureStopped reports a queue no longer held: nothing cached.

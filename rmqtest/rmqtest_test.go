@@ -244,10 +244,10 @@ func TestLockMaxLiveTime(t *testing.T) {
 		}
 		return slices.Contains(locked.LockOKMQSet, mq)
 	}
+	start := time.Now() // before a's lock: its lifetime cannot begin earlier
 	if !lock("a") {
 		t.Fatal("a free queue was not locked")
 	}
-	start := time.Now()
 	if lock("b") && time.Since(start) < live {
 		t.Fatal("a queue locked by another client was locked before the lock expired")
 	}

@@ -1122,7 +1122,9 @@ func TestOrderlyLockRenewedAndLost(t *testing.T) {
 // committed what came before the suspended message, and the next member
 // of the group gets that message first.
 func TestOrderlyShutdownWhileSuspended(t *testing.T) {
-	const suspend = 5 * time.Second
+	// Long, so that a Shutdown that waited it out shows whatever the
+	// machine's load.
+	const suspend = 30 * time.Second
 	e := start(t)
 	topic := e.newTopic(t, 1)
 	g := group(t, "")
@@ -1145,7 +1147,7 @@ func TestOrderlyShutdownWhileSuspended(t *testing.T) {
 		t.Fatalf("shutdown: %v", err)
 	}
 	log.stop("A")
-	if d := time.Since(began); d >= suspend {
+	if d := time.Since(began); d >= suspend/2 {
 		t.Errorf("Shutdown took %v, the suspend time is %v", d, suspend)
 	}
 	if got, err := consumed(e, g, topic); err != nil || got != 1 {

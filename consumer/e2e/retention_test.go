@@ -62,6 +62,28 @@ func sendPhys(t *testing.T, p *producer.Producer, topic string, n int) []physSen
 	return out
 }
 
+// lastFileHoldsBoth reports whether the commit-log file of the last of
+// sent holds at least two messages of each of two queues. A message never
+// straddles two files.
+func lastFileHoldsBoth(sent []physSent, segSize int64) bool {
+	last := sent[len(sent)-1].phys / segSize
+	perQueue := map[rocketmq.MessageQueue]int{}
+	for _, s := range sent {
+		if s.phys/segSize == last {
+			perQueue[s.mq]++
+		}
+	}
+	if len(perQueue) != 2 {
+		return false
+	}
+	for _, n := range perQueue {
+		if n < 2 {
+			return false
+		}
+	}
+	return true
+}
+
 // TestRetentionMovesConsumers: after retention deletes the head of the
 // commit log, GET_MIN_OFFSET and the topic stats show each queue's new
 // minimum, a pull below it answers PULL_OFFSET_MOVED with the minimum as
@@ -92,6 +114,16 @@ func TestRetentionMovesConsumers(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := append(early, sendPhys(t, p, topic, 400)...)
+	// Retention keeps the newest commit-log file. Where the 420 messages
+	// end in it depends on their sizes (topic and group names vary), so
+	// send on until that file holds messages of both queues; otherwise
+	// only one queue's minimum would move.
+	for !lastFileHoldsBoth(all, segSize) {
+		if len(all) > 1000 {
+			t.Fatalf("setup: the newest commit-log file still holds one queue after %d messages", len(all))
+		}
+		all = append(all, sendPhys(t, p, topic, 1)...)
+	}
 
 	clock.set(time.Date(2026, 3, 10, 4, 0, 0, 0, time.Local))
 	deleted, err := e.cluster.CleanStore(e.broker)

@@ -12,10 +12,11 @@ import (
 // handleUpdateAndCreateTopic serves UPDATE_AND_CREATE_TOPIC (17): validate
 // the name as 4.9.8 does, the perm as 5.x's admin does (PermName.isValid)
 // and the queue counts against Config.MaxQueueNums, store the config
-// (persisted, DataVersion bumped) and re-register with the NameServers.
+// (persisted, DataVersion bumped) and re-register with the NameServers
+// before answering.
 // Every refusal is SYSTEM_ERROR, 4.9.8's code on this path; a config that
 // could not be persisted is refused too.
-func (b *Broker) handleUpdateAndCreateTopic(_ context.Context, c *server.Conn, h *remoting.CreateTopicRequestHeader) *remoting.Command {
+func (b *Broker) handleUpdateAndCreateTopic(ctx context.Context, c *server.Conn, h *remoting.CreateTopicRequestHeader) *remoting.Command {
 	if err := ValidateTopicBroker(h.Topic); err != nil {
 		return remoting.NewResponse(remoting.SystemError, validationReason(err))
 	}
@@ -50,6 +51,11 @@ func (b *Broker) handleUpdateAndCreateTopic(_ context.Context, c *server.Conn, h
 	}
 	b.log.Info("topic created or updated by admin", "topic", tc.TopicName, "read", tc.ReadQueueNums,
 		"write", tc.WriteQueueNums, "perm", tc.Perm, "remote", c.String())
+	// Answer once the NameServers have the topic, as 4.9.8 registers
+	// (BrokerController.registerIncrementBrokerData) before it answers: a
+	// client told the topic exists finds its route at once. The change
+	// already started a round; this one, after it, carries the topic too.
+	b.registerAll(ctx)
 	// 4.9.8 leaves createResponseCommand's remark on the SUCCESS answer
 	// (wire 0006).
 	return remoting.NewResponse(remoting.Success, "not set any response code")

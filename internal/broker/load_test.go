@@ -110,6 +110,19 @@ func manyGroupsHeartbeat(prefix string, n int) *remoting.Command {
 	return remoting.NewRequest(remoting.HeartBeat, nil, hb.AppendJSON(nil, remoting.JSONStandard))
 }
 
+// invokeSlow is e.invoke with a minute to answer: a heartbeat of
+// thousands of groups takes seconds under -race on a loaded machine.
+func invokeSlow(t testing.TB, e *pullEnv, req *remoting.Command) *remoting.Command {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := e.cli.InvokeTimeout(ctx, e.b.Addr(), req, time.Minute)
+	if err != nil {
+		t.Fatalf("Invoke code %d: %v", req.Code, err)
+	}
+	return resp
+}
+
 // A heartbeat registering thousands of new groups writes the group table
 // once and creates all retry topics with one change of the topic table.
 func TestHeartbeatManyGroupsPersistsOnce(t *testing.T) {
@@ -117,7 +130,7 @@ func TestHeartbeatManyGroupsPersistsOnce(t *testing.T) {
 	persists := e.b.groups.persists.Load()
 	_, topicsVersion := e.b.topics.snapshot()
 	const n = 5000
-	resp := e.invoke(t, manyGroupsHeartbeat("LoadGroup", n))
+	resp := invokeSlow(t, e, manyGroupsHeartbeat("LoadGroup", n))
 	if resp.Code != remoting.Success {
 		t.Fatalf("heartbeat: code %d %q", resp.Code, resp.Remark)
 	}
@@ -152,7 +165,7 @@ func TestHeartbeatManyGroupsPersistsOnce(t *testing.T) {
 	// The same heartbeat again changes nothing and writes nothing.
 	persists = e.b.groups.persists.Load()
 	_, topicsVersion = e.b.topics.snapshot()
-	if resp := e.invoke(t, manyGroupsHeartbeat("LoadGroup", n)); resp.Code != remoting.Success {
+	if resp := invokeSlow(t, e, manyGroupsHeartbeat("LoadGroup", n)); resp.Code != remoting.Success {
 		t.Fatalf("second heartbeat: code %d %q", resp.Code, resp.Remark)
 	}
 	_, v = e.b.topics.snapshot()

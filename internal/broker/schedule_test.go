@@ -283,9 +283,9 @@ func TestScheduleDelivery(t *testing.T) {
 	msgs, seen := e.waitFor("DelayT", 1, 1, 5*time.Second)
 	m := msgs[0]
 	// Due 300 ms after the send (the broker takes its clock just before
-	// storing), with some slack for the check interval and a slow machine.
-	if delay := m.StoreTimestamp - before; delay < 300 || delay > 300+250 {
-		t.Errorf("delivered %d ms after the send, want 300 ms (+250 slack)", delay)
+	// storing), with slack for the check interval and a loaded machine.
+	if delay := m.StoreTimestamp - before; delay < 300 || delay > 300+2000 {
+		t.Errorf("delivered %d ms after the send, want 300 ms (+2 s slack)", delay)
 	}
 	if lat := seen.UnixMilli() - before; lat < 300 {
 		t.Errorf("seen %d ms after the send, before the level's 300 ms", lat)
@@ -417,13 +417,17 @@ func TestScheduleOffsetFile(t *testing.T) {
 	e.sendOK("File", 0, delayProps("DELAY", "1"), []byte("x"))
 	e.waitFor("File", 0, 1, 5*time.Second)
 	var data []byte
-	if !testutil.Poll(0, func() bool {
-		data, _ = os.ReadFile(filepath.Join(e.cfg.StoreDir, "config", "delayOffset.json"))
-		var w remoting.DelayOffsetSerializeWrapper
-		return w.DecodeJSON(data) == nil && w.OffsetTable[1] == 1
-	}) {
-		t.Fatalf("delayOffset.json never recorded the delivery: %s", data)
+	waitLevel1Done := func() {
+		t.Helper()
+		if !testutil.Poll(0, func() bool {
+			data, _ = os.ReadFile(filepath.Join(e.cfg.StoreDir, "config", "delayOffset.json"))
+			var w remoting.DelayOffsetSerializeWrapper
+			return w.DecodeJSON(data) == nil && w.OffsetTable[1] == 1
+		}) {
+			t.Fatalf("delayOffset.json never recorded the delivery: %s", data)
+		}
 	}
+	waitLevel1Done()
 	if !strings.Contains(string(data), `"1":1`) {
 		t.Errorf("delayOffset.json does not quote its keys: %s", data)
 	}
@@ -435,7 +439,9 @@ func TestScheduleOffsetFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.start()
-	// Level 1 restarts at 0: its only message is recognised as delivered.
+	// Level 1 restarts at 0: its only message is recognised as delivered
+	// (the level moves past it) and not delivered again.
+	waitLevel1Done()
 	e.settle("File", 0, 1, 100*time.Millisecond)
 	e.stop(true)
 	if got := e.delayOffsets(); len(got) != 3 || got[1] != 1 || got[2] != 0 || got[3] != 0 {

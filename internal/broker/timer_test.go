@@ -122,7 +122,7 @@ func TestTimerDelivery(t *testing.T) {
 	if lat := seen.UnixMilli() - before; lat < 300 || m.StoreTimestamp < before+300 {
 		t.Errorf("delivered %d ms after the send (stored at +%d), want at least 300", lat, m.StoreTimestamp-before)
 	}
-	if lat := m.StoreTimestamp - before; lat > 300+100+250 {
+	if lat := m.StoreTimestamp - before; lat > 300+100+2000 { // 2 s of slack for a loaded machine
 		t.Errorf("delivered %d ms after the send, want at most 300 + precision + slack", lat)
 	}
 	want := map[string]string{

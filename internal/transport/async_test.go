@@ -46,7 +46,9 @@ func TestAsyncExpiry(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newClient(t, WithTimeout(tt.timeout), WithMaxAsyncInflight(1, true))
-			if _, err := c.Invoke(context.Background(), s.addr, request(remoting.HeartBeat, "dial")); err != nil {
+			// Only the held call meets the short timeout: the others get a
+			// minute, however loaded the machine.
+			if _, err := c.InvokeTimeout(context.Background(), s.addr, request(remoting.HeartBeat, "dial"), time.Minute); err != nil {
 				t.Fatal(err)
 			}
 			held.Store(nil)
@@ -80,7 +82,7 @@ func TestAsyncExpiry(t *testing.T) {
 			}
 			// A late answer is dropped; the slot is free for the next call.
 			conn.Load().send(echoResponse(held.Load()))
-			if err := c.InvokeAsync(context.Background(), s.addr, request(remoting.HeartBeat, "next"), func(resp *remoting.Command, err error) {
+			if err := c.InvokeAsyncTimeout(context.Background(), s.addr, request(remoting.HeartBeat, "next"), time.Minute, func(resp *remoting.Command, err error) {
 				done <- err
 			}); err != nil {
 				t.Fatalf("slot not freed: %v", err)
@@ -201,7 +203,15 @@ func TestAsyncSweeperRestarts(t *testing.T) {
 	cb := func(_ *remoting.Command, err error) { done <- err }
 	for _, body := range []string{"a", "hold"} {
 		testutil.WaitFor(t, 0, "sweeper to stop", func() bool { return !c.async.sweeping.Load() })
-		if err := c.InvokeAsync(context.Background(), s.addr, request(remoting.HeartBeat, body), cb); err != nil {
+		// The answered call gets a minute, however loaded the machine; the
+		// held one meets the client's 50 ms.
+		invoke := func(ctx context.Context, addr string, req *remoting.Command, cb func(*remoting.Command, error)) error {
+			return c.InvokeAsyncTimeout(ctx, addr, req, time.Minute, cb)
+		}
+		if body == "hold" {
+			invoke = c.InvokeAsync
+		}
+		if err := invoke(context.Background(), s.addr, request(remoting.HeartBeat, body), cb); err != nil {
 			t.Fatal(err)
 		}
 		var err error

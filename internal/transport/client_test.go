@@ -418,7 +418,7 @@ func TestConnDropFailsPending(t *testing.T) {
 			t.Fatalf("error %v: want retriable ErrConnClosed naming %s", err, s.addr)
 		}
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d > 10*time.Second { // the calls' timeout is a minute
 		t.Fatalf("pending calls failed after %v", d)
 	}
 	testutil.WaitFor(t, 0, "disconnect", func() bool { return !c.Connected(s.addr) })
@@ -629,7 +629,7 @@ func TestDeadAddressDoesNotStallOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkEcho(t, resp, "live")
-	if d := time.Since(start); d > time.Second {
+	if d := time.Since(start); d > 10*time.Second { // the hanging dial lasts a minute
 		t.Fatalf("live call took %v", d)
 	}
 	if len(entered) != 0 {

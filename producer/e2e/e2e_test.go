@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -293,10 +294,12 @@ func TestE2EFailover(t *testing.T) {
 	})
 
 	t.Run("timeout avoided", func(t *testing.T) {
-		p := e.newProducer(t, producer.WithSendTimeout(500*time.Millisecond))
+		p := e.newProducer(t, producer.WithSendTimeout(2*time.Second))
 		topic := uniqueTopic(t)
 		warmBoth(t, e, topic)
-		if err := e.cluster.Intercept("broker-a", remoting.SendMessageV2, rmqtest.Fault{Drop: true}); err != nil {
+		var reachedA atomic.Int32
+		if err := e.cluster.Intercept("broker-a", remoting.SendMessageV2, rmqtest.Fault{Drop: true,
+			Match: func(*remoting.Command) bool { reachedA.Add(1); return true }}); err != nil {
 			t.Fatal(err)
 		}
 		defer e.cluster.ClearIntercept("broker-a", remoting.SendMessageV2)
@@ -309,19 +312,23 @@ func TestE2EFailover(t *testing.T) {
 		if !timedOut {
 			t.Fatal("no send reached the dropping broker")
 		}
-		// Now broker-a is avoided for the fault window.
+		// Now broker-a is avoided for the fault window: no send is even
+		// tried there first.
+		before := reachedA.Load()
 		for i := 0; i < 10; i++ {
-			start := time.Now()
 			res, err := p.Send(ctx, &rocketmq.Message{Topic: topic, Body: []byte("y")})
-			if err != nil || res.Queue.BrokerName != "broker-b" || time.Since(start) > 400*time.Millisecond {
-				t.Fatalf("send %d: %+v %v after %v", i, res, err, time.Since(start))
+			if err != nil || res.Queue.BrokerName != "broker-b" {
+				t.Fatalf("send %d: %+v %v", i, res, err)
 			}
+		}
+		if n := reachedA.Load() - before; n != 0 {
+			t.Fatalf("%d sends reached broker-a inside its fault window", n)
 		}
 	})
 
 	t.Run("avoided broker recovers", func(t *testing.T) {
 		// A short table: a failure keeps broker-a out for 1 s.
-		p := e.newProducer(t, producer.WithSendTimeout(300*time.Millisecond),
+		p := e.newProducer(t, producer.WithSendTimeout(time.Second),
 			producer.WithLatencyTable([]time.Duration{50 * time.Millisecond, 5 * time.Second}, []time.Duration{0, time.Second}))
 		topic := uniqueTopic(t)
 		warmBoth(t, e, topic)
@@ -432,7 +439,7 @@ func TestE2EDelayLevel(t *testing.T) {
 		}
 		t.Fatal("level 2 not delivered within 16 s")
 	}
-	if d := time.UnixMilli(got.StoreTimestamp).Sub(sent); d < 5*time.Second-50*time.Millisecond || d > 7*time.Second {
+	if d := time.UnixMilli(got.StoreTimestamp).Sub(sent); d < 5*time.Second-50*time.Millisecond || d > 10*time.Second {
 		t.Fatalf("level 2 stored on the real topic %v after the send, want about 5 s", d)
 	}
 	if string(got.Body) != "delayed" || got.Property(rocketmq.PropertyRealTopic) != topic {
@@ -464,12 +471,14 @@ func TestE2ETimer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, _ := e.waitFor(t, topic, res.MsgID, 10*time.Second)
+	got, _ := e.waitFor(t, topic, res.MsgID, 15*time.Second)
 	if got == nil {
-		t.Fatal("timer message not delivered within 10 s")
+		t.Fatal("timer message not delivered within 15 s")
 	}
-	if d := time.UnixMilli(got.StoreTimestamp).Sub(sent); d < 3*time.Second || d > 4*time.Second {
-		t.Fatalf("timer at +3 s stored on the real topic after %v, want within [3 s, 4 s]", d)
+	// Never early; late by at most a few seconds (a loaded machine, the
+	// restart), not held until some later event.
+	if d := time.UnixMilli(got.StoreTimestamp).Sub(sent); d < 3*time.Second || d > 8*time.Second {
+		t.Fatalf("timer at +3 s stored on the real topic after %v, want within [3 s, 8 s]", d)
 	}
 	var n int
 	for _, x := range e.pullAll(t, topic) {

@@ -161,6 +161,8 @@ type dialer struct {
 	dials   int
 	frozen  bool
 	refused string // dials to this address fail as refused
+	// wrote is when a write to each address last reached its socket.
+	wrote map[string]time.Time
 }
 
 // refuse makes dials to addr fail ("" for none).
@@ -182,7 +184,7 @@ func (d *dialer) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	fc := &faultConn{Conn: c, d: d}
+	fc := &faultConn{Conn: c, d: d, addr: addr}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.dials++
@@ -225,14 +227,30 @@ func (d *dialer) isFrozen() bool {
 
 type faultConn struct {
 	net.Conn
-	d *dialer
+	d    *dialer
+	addr string
 }
 
 func (c *faultConn) Write(p []byte) (int, error) {
 	if c.d.isFrozen() {
 		return len(p), nil
 	}
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	c.d.mu.Lock()
+	if c.d.wrote == nil {
+		c.d.wrote = map[string]time.Time{}
+	}
+	c.d.wrote[c.addr] = time.Now()
+	c.d.mu.Unlock()
+	return n, err
+}
+
+// lastWrite is when a write to addr last reached its socket; a write
+// begun before freeze may end after it.
+func (d *dialer) lastWrite(addr string) time.Time {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.wrote[addr]
 }
 
 func (c *faultConn) Read(p []byte) (int, error) {

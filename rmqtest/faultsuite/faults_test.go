@@ -29,7 +29,8 @@ func TestOnlyBrokerStoppedAndStarted(t *testing.T) {
 			// as a dead process's does; an in-process server that is
 			// stopping could still accept one and never serve it.
 			d := &dialer{}
-			p := newProducer(t, c.NameServerAddr(), producer.WithSendTimeout(2*time.Second), producer.WithDialer(d.dial))
+			const sendTimeout = 5 * time.Second
+			p := newProducer(t, c.NameServerAddr(), producer.WithSendTimeout(sendTimeout), producer.WithDialer(d.dial))
 			s := newSeen()
 			// The restarted broker knows the consumer again at its next
 			// heartbeat (Java 30 s); until then its pulls are refused.
@@ -50,8 +51,9 @@ func TestOnlyBrokerStoppedAndStarted(t *testing.T) {
 			if err == nil {
 				t.Fatal("send with the only broker down succeeded")
 			}
-			if d := time.Since(start); d > time.Second {
-				t.Errorf("send with the only broker down failed after %v (refused connections need no timeout)", d)
+			// Refused connections need no timeout.
+			if d := time.Since(start); errors.Is(err, producer.ErrSendTimeout) || d >= sendTimeout {
+				t.Errorf("send with the only broker down failed after %v with %v, a timeout", d, err)
 			}
 			if err := c.StartBroker("broker-a"); err != nil {
 				t.Fatal(err)
@@ -159,7 +161,7 @@ func TestConnectionCutMidRequest(t *testing.T) {
 	if _, err := p.Send(context.Background(), &rocketmq.Message{Topic: topic, Body: []byte("cut")}); err != nil {
 		t.Fatalf("send whose connection was cut: %v (the retry should have stored it)", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
+	if d := time.Since(start); d >= 5*time.Second {
 		t.Errorf("send whose connection was cut took %v: it waited for a timeout", d)
 	}
 	if pd.dialCount() <= dials {
@@ -179,8 +181,8 @@ func TestConnectionCutMidRequest(t *testing.T) {
 	if !errors.Is(err, rocketmq.ErrConnClosed) {
 		t.Errorf("send without retries whose connection was cut: %v, want rocketmq.ErrConnClosed", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("send without retries whose connection was cut failed after %v", d)
+	if d := time.Since(start); d >= 5*time.Second {
+		t.Errorf("send without retries whose connection was cut failed after %v, its timeout", d)
 	}
 
 	cd := &dialer{}
@@ -254,10 +256,15 @@ func TestConsumerHangs(t *testing.T) {
 	sendN(t, p, topic, "before", 8)
 
 	hd.freeze()
-	frozenAt := time.Now()
 	testutil.WaitFor(t, wait, "the live member holding every queue", func() bool { return len(assigned(alive, topic)) == queues })
-	if d := time.Since(frozenAt); d < expiry-200*time.Millisecond {
-		t.Errorf("the hung member's queues moved after %v, before its channel expiry %v", d, expiry)
+	// Measured from the hung member's last write to the broker (its last
+	// heartbeat may be well before the freeze on a loaded machine).
+	last := hd.lastWrite(c.BrokerAddr("broker-a"))
+	if last.IsZero() {
+		t.Fatal("the hung member never wrote to the broker through its dialer: the test's premise is wrong")
+	}
+	if d := time.Since(last); d < expiry {
+		t.Errorf("the hung member's queues moved %v after its last write to the broker, before its channel expiry %v", d, expiry)
 	}
 	after := sendN(t, p, topic, "after", 20)
 	var missing []string
@@ -322,7 +329,7 @@ func TestBrokerBlackHoled(t *testing.T) {
 	if err == nil {
 		t.Fatal("send to a broker that never answers succeeded")
 	}
-	if d := time.Since(start); d > budget+time.Second {
+	if d := time.Since(start); d > budget+3*time.Second { // room for a loaded machine
 		t.Errorf("send to a broker that never answers failed after %v, budget %v", d, budget)
 	}
 	if hole.accepted() == 0 {
