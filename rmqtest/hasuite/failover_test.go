@@ -7,6 +7,7 @@ package hasuite
 
 import (
 	"context"
+	"sync/atomic"
 
 	"fmt"
 	"os"
@@ -122,7 +123,8 @@ type acked struct {
 
 // load sends from callers goroutines until stop is closed and returns
 // every send that returned without error, and the errors.
-func load(p *producer.Producer, topic string, callers int, stop <-chan struct{}) (ok []acked, errs []error, maxGap time.Duration) {
+// acks counts the successful sends as they happen.
+func load(p *producer.Producer, topic string, callers int, stop <-chan struct{}, acks *atomic.Int64) (ok []acked, errs []error, maxGap time.Duration) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	last := time.Now()
@@ -148,6 +150,7 @@ func load(p *producer.Producer, topic string, callers int, stop <-chan struct{})
 					maxGap = max(maxGap, now.Sub(last))
 					last = now
 					ok = append(ok, acked{body: body, status: res.Status, broker: res.Queue.BrokerName, queue: res.Queue.QueueID, offset: res.QueueOffset})
+					acks.Add(1)
 				}
 				mu.Unlock()
 				if err != nil {
@@ -182,8 +185,10 @@ func TestMasterLost(t *testing.T) {
 			var ok []acked
 			var errs []error
 			done := make(chan struct{})
-			go func() { ok, errs, _ = load(p, topic, 16, stop); close(done) }()
-			time.Sleep(1500 * time.Millisecond) // load runs meanwhile; the kill comes mid-way
+			var acks atomic.Int64
+			go func() { ok, errs, _ = load(p, topic, 16, stop, &acks); close(done) }()
+			// The kill comes mid-way through the load.
+			testutil.WaitFor(t, wait, "200 sends answered before the kill", func() bool { return acks.Load() >= 200 })
 			before, _ := c.Replication("broker-a")
 			if err := c.CrashBrokerID("broker-a", 0); err != nil {
 				t.Fatal(err)
@@ -265,12 +270,14 @@ func TestProducerRidesOverMasterLoss(t *testing.T) {
 	var errs []error
 	var gap time.Duration
 	done := make(chan struct{})
-	go func() { ok, errs, gap = load(p, topic, 8, stop); close(done) }()
-	time.Sleep(700 * time.Millisecond)
+	var acks atomic.Int64
+	go func() { ok, errs, gap = load(p, topic, 8, stop, &acks); close(done) }()
+	testutil.WaitFor(t, wait, "100 sends answered before the kill", func() bool { return acks.Load() >= 100 })
 	if err := c.CrashBrokerID("broker-a", 0); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond)
+	killed := acks.Load()
+	testutil.WaitFor(t, wait, "300 sends answered after the kill", func() bool { return acks.Load() >= killed+300 })
 	close(stop)
 	<-done
 	perBroker := map[string]int{}
